@@ -1,0 +1,2118 @@
+#!/usr/bin/env python3
+"""Find the Python function that answers a question, with its file, lines and revision.
+
+code_search.py reads Python files with the standard library's ast (it never imports or
+runs them), cuts them into one chunk per function, method, method-less class and
+module constant, and ranks the chunks with a field-weighted BM25 scorer.
+
+    code_search.py ROOT QUESTION [--top-k N]          one shot, nothing written
+    code_search.py index ROOT [--out FILE]            write or update index.json
+    code_search.py search QUESTION [--index FILE] [--top-k N] [--json] [--path GLOB]
+    code_search.py symbol NAME | at PATH:LINE | trace [FILE|-]   exact look-ups
+    code_search.py mcp [--index FILE | ROOT]          MCP server on stdin/stdout
+
+A folder literally named like a subcommand is reached as ./index (or ./search ...).
+
+Exit status: 0 the command did its job (also: no hits, or an index written with some
+files skipped, one stderr line each); 1 the index could not be written; 2 misuse or an
+unusable index file.
+"""
+import argparse
+import ast
+import collections
+import concurrent.futures
+import contextlib
+import datetime
+import fnmatch
+import functools
+import hashlib
+import io
+import json
+import math
+import os
+import re
+import secrets
+import stat
+import sys
+import time
+import tokenize
+import warnings
+from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:      # Windows: fall back to an exclusive lock file
+    fcntl = None
+
+# --- Settings: weights, limits and versions -------------------------------------------
+# Change a weight here and the next search uses it; no re-index needed.
+
+TOOL = 'code_search'
+FORMAT_VERSION = 1          # layout of index.json
+PARSER_VERSION = 1          # how files become chunks; a change re-parses every file
+TOKENIZER_VERSION = 1       # how text becomes terms; a change re-parses every file
+
+# Fields of a chunk, and how much a term found in each counts (BM25F).  The tutorial's
+# order holds: symbol name above docstring above code.
+FIELDS = ('name', 'scope', 'path', 'doc', 'code', 'context')
+FIELD_WEIGHTS = {
+    'name': 3.0,      # last part of the symbol: total_with_tax
+    'scope': 1.5,     # the enclosing class or function: Invoice
+    'path': 1.0,      # the file's path: urllib/parse.py
+    'doc': 2.0,       # the docstring
+    'code': 1.0,      # the source lines themselves
+    'context': 0.5,   # for methods: the class docstring
+}
+FIELD_NUMBER = {field: number for number, field in enumerate(FIELDS)}
+FIELD_LENGTH_NORMALISATION = {'name': 0.3, 'scope': 0.3, 'path': 0.3,
+                              'doc': 0.75, 'code': 0.75, 'context': 0.75}
+BM25_K1 = 1.2
+TEST_FILE_WEIGHT = 0.5      # test code ranks lower unless the question mentions tests
+GLOSSARY_WEIGHT = 0.8       # an English word reached through the Korean glossary
+DEFAULT_TOP_K = 2           # the tutorial's default
+MAX_FILE_SIZE = 4 * 1024 * 1024   # larger files are skipped (--max-file-size)
+ONE_SHOT_HINT_SECONDS = 2.0       # slower one-shot builds suggest index + search
+LOCK_TIMEOUT_SECONDS = 60.0
+PARALLEL_MIN_FILES = 64     # fewer files than this are parsed in one process
+
+SKIP_DIRS = {'.git', '.hg', '.svn', '__pycache__', 'node_modules', '.tox',
+             '.mypy_cache', '.pytest_cache'}
+IGNORE_FILES = ('.gitignore', '.ignore')
+NOT_FOUND_MESSAGE = '관련 함수를 찾지 못했습니다.'
+
+
+class SkipFile(Exception):
+    """A file that cannot be indexed; carries the line (0 if none) and the reason."""
+
+    def __init__(self, reason, line=0):
+        super().__init__(reason)
+        self.reason, self.line = reason, line
+
+
+class IndexProblem(Exception):
+    """An index file that cannot be used (exit status 2) or written (exit status 1)."""
+
+    def __init__(self, message, status=2):
+        super().__init__(message)
+        self.status = status
+
+
+# --- Reading files: walking the root, and what is skipped ------------------------------
+
+def gitignore_regex(pattern):
+    """Translate one gitignore glob into a regex over '/'-separated relative paths."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith('**/', i) and (i == 0 or pattern[i - 1] == '/'):
+            out.append('(?:.*/)?')
+            i += 3
+        elif pattern.startswith('/**', i) and i + 3 == len(pattern):
+            out.append('/.*')
+            i += 3
+        elif pattern.startswith('**', i):
+            out.append('.*')
+            i += 2
+        elif pattern[i] == '*':
+            out.append('[^/]*')
+            i += 1
+        elif pattern[i] == '?':
+            out.append('[^/]')
+            i += 1
+        elif pattern[i] == '[' and ']' in pattern[i + 2:]:
+            end = pattern.index(']', i + 2)
+            body = pattern[i + 1:end]
+            if body.startswith('!'):
+                body = '^' + body[1:]
+            out.append('[' + body.replace('\\', '\\\\') + ']')
+            i = end + 1
+        elif pattern[i] == '\\' and i + 1 < len(pattern):
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile(''.join(out) + r'\Z')
+
+
+def parse_ignore_file(text, base):
+    """Rules of one .gitignore: (base folder, regex, negated, directories only)."""
+    rules = []
+    for line in text.splitlines():
+        if not line.strip() or line.startswith('#'):
+            continue
+        line = re.sub(r'(?<!\\)\s+$', '', line)
+        negated = line.startswith('!')
+        if negated:
+            line = line[1:]
+        elif line.startswith('\\'):
+            line = line[1:]
+        dir_only = line.endswith('/')
+        line = line.rstrip('/')
+        if not line:
+            continue
+        anchored = '/' in line
+        line = line.lstrip('/')
+        if not anchored:
+            line = '**/' + line
+        rules.append((base, gitignore_regex(line), negated, dir_only))
+    return rules
+
+
+def is_ignored(relative, is_dir, rules):
+    """Whether the last matching rule ignores this path (gitignore semantics)."""
+    ignored = False
+    for base, regex, negated, dir_only in rules:
+        if dir_only and not is_dir:
+            continue
+        if base:
+            if not relative.startswith(base + '/'):
+                continue
+            inner = relative[len(base) + 1:]
+        else:
+            inner = relative
+        if regex.match(inner):
+            ignored = not negated
+    return ignored
+
+
+def path_filter(globs):
+    """A predicate over relative paths from --path globs; a leading '!' excludes."""
+    include = [gitignore_regex(g if '/' in g else '**/' + g)
+               for g in globs if not g.startswith('!')]
+    exclude = [gitignore_regex(g[1:] if '/' in g else '**/' + g[1:])
+               for g in globs if g.startswith('!')]
+
+    def accepts(relative):
+        if include and not any(r.match(relative) for r in include):
+            return False
+        return not any(r.match(relative) for r in exclude)
+    return accepts
+
+
+def read_small_text(path, limit=1024 * 1024):
+    """Read a small regular file such as .gitignore, or return '' if it is anything else."""
+    try:
+        data = read_bytes(path, limit)
+    except SkipFile:
+        return ''
+    return data.decode('utf-8', 'replace')
+
+
+def walk_tree(root, hidden=False, no_ignore=False, exclude=()):
+    """Yield ('file', relative, path) and ('skip', relative, reason, quiet) in sorted order.
+
+    Never follows symbolic links and never opens anything but directories here.  Quiet
+    skips are deliberate choices (ignored, hidden, virtualenv); the others are reported.
+    """
+    exclude = {os.path.normcase(os.path.abspath(p)) for p in exclude}
+    pending = [(str(root), '', [])]
+    while pending:
+        folder, prefix, rules = pending.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError as error:
+            yield ('skip', prefix or '.', f'cannot list folder: {error.strerror}', False)
+            continue
+        if not no_ignore:
+            rules = list(rules)
+            for name in IGNORE_FILES:
+                if any(e.name == name for e in entries):
+                    rules += parse_ignore_file(
+                        read_small_text(os.path.join(folder, name)), prefix.rstrip('/'))
+        subfolders = []
+        for entry in entries:
+            relative = prefix + entry.name
+            try:
+                is_link = entry.is_symlink()
+                is_dir = not is_link and entry.is_dir(follow_symlinks=False)
+            except OSError as error:
+                yield ('skip', relative, f'cannot stat: {error.strerror}', False)
+                continue
+            if is_link:
+                if entry.name.endswith('.py') or os.path.isdir(entry.path) \
+                        or not os.path.exists(entry.path):
+                    yield ('skip', relative, 'symbolic link (not followed)', False)
+                continue
+            if is_dir and entry.name in SKIP_DIRS:
+                yield ('skip', relative + '/', 'tool or version-control folder', True)
+                continue
+            if entry.name.startswith('.') and not hidden:
+                if is_dir or entry.name.endswith('.py'):
+                    yield ('skip', relative + ('/' if is_dir else ''), 'hidden', True)
+                continue
+            if not no_ignore and is_ignored(relative, is_dir, rules):
+                if is_dir or entry.name.endswith('.py'):
+                    yield ('skip', relative + ('/' if is_dir else ''),
+                           'ignored by .gitignore/.ignore', True)
+                continue
+            if is_dir:
+                if os.path.lexists(os.path.join(entry.path, 'pyvenv.cfg')):
+                    yield ('skip', relative + '/', 'virtual environment (pyvenv.cfg)', True)
+                else:
+                    subfolders.append((entry.path, relative + '/', rules))
+                continue
+            if not entry.name.endswith('.py'):
+                continue
+            if os.path.normcase(os.path.abspath(entry.path)) in exclude:
+                continue
+            yield ('file', relative, entry.path)
+        pending.extend(reversed(subfolders))
+
+
+def read_bytes(path, limit):
+    """Read a regular file without following links or blocking on FIFOs and devices."""
+    flags = os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0) | getattr(os, 'O_NOFOLLOW', 0) \
+        | getattr(os, 'O_BINARY', 0) | getattr(os, 'O_CLOEXEC', 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise SkipFile('vanished while indexing') from None
+    except PermissionError:
+        raise SkipFile('permission denied') from None
+    except OSError as error:
+        if os.path.islink(path):
+            raise SkipFile('symbolic link (not followed)') from None
+        raise SkipFile(f'cannot open: {error.strerror}') from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise SkipFile('not a regular file')
+        if info.st_size > limit:
+            raise SkipFile(f'larger than --max-file-size ({info.st_size} > {limit} bytes)')
+        parts, size = [], 0
+        while True:
+            part = os.read(fd, 1 << 20)
+            if not part:
+                break
+            size += len(part)
+            if size > limit:
+                raise SkipFile(f'larger than --max-file-size (more than {limit} bytes)')
+            parts.append(part)
+        return b''.join(parts)
+    except OSError as error:
+        raise SkipFile(f'cannot read: {error.strerror}') from None
+    finally:
+        os.close(fd)
+
+
+# --- Chunking: bytes -> lines numbered as Python numbers them -> chunks ---------------
+
+LINE_BREAK = re.compile(r'\r\n|\r|\n')
+# Definitions live only in statement lists, so the walk visits just these fields, in
+# the order ast lists them (the tutorial's NodeVisitor order).
+STATEMENT_FIELDS = ('body', 'handlers', 'orelse', 'finalbody', 'cases')
+COMPOUND_STATEMENTS = frozenset(getattr(ast, name) for name in (
+    'FunctionDef', 'AsyncFunctionDef', 'ClassDef', 'If', 'For', 'AsyncFor', 'While', 'Try',
+    'TryStar', 'With', 'AsyncWith', 'Match', 'ExceptHandler', 'match_case')
+    if hasattr(ast, name))
+CONSTANT_NAME = re.compile(r'_*[A-Z][A-Z0-9_]*\Z')
+
+
+def decode_source(data):
+    """Decode bytes as Python does: BOM, then PEP 263 coding cookie, else UTF-8."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:
+        raise SkipFile(f'cannot decode: {error.msg if hasattr(error, "msg") else error}',
+                       getattr(error, 'lineno', 0) or 0) from None
+    try:
+        return data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as error:
+        start = getattr(error, 'start', 0)
+        line = data.count(b'\n', 0, start) + 1
+        raise SkipFile(f'cannot decode as {encoding}', line) from None
+
+
+def source_lines(text):
+    """Split lines only at \\r\\n, \\r and \\n, as Python's tokenizer does."""
+    lines = LINE_BREAK.split(text)
+    if lines and lines[-1] == '':
+        lines.pop()
+    return lines
+
+
+def parse_source(data, filename):
+    """ast.parse the bytes; every way the parser can fail becomes one SkipFile."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            return ast.parse(data, filename=filename)
+    except SyntaxError as error:
+        raise SkipFile(f'syntax error: {error.msg}', error.lineno or 0) from None
+    except ValueError as error:
+        raise SkipFile(f'cannot parse: {error}') from None
+    except (RecursionError, MemoryError):
+        raise SkipFile('nested too deeply for the parser') from None
+
+
+def chunks_from_tree(tree, lines, relative, revision):
+    """Walk the tree iteratively (no recursion limit) and cut the tutorial's chunks.
+
+    Functions and methods in source order (outer before inner), plus classes with no
+    methods and module-level UPPER_CASE constants, so information outside functions is
+    findable too.
+    """
+    chunks = []
+    top_level = {id(node) for node in getattr(tree, 'body', ())}
+    pending = [(tree, (), None)]      # (node, enclosing names, class docstring or None)
+    while pending:
+        node, scope, class_doc = pending.pop()
+        inner_scope, inner_doc = scope, class_doc
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            end = node.end_lineno or node.lineno
+            symbol = '.'.join(scope + (node.name,))
+            doc = ast.get_docstring(node) or ''
+            if isinstance(node, ast.ClassDef):
+                inner_doc = doc
+                if not any(isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+                           for child in node.body):
+                    chunks.append(make_chunk(relative, symbol, 'class', start, end,
+                                             revision, doc, lines, ''))
+            else:
+                kind = 'function' if class_doc is None else 'method'
+                chunks.append(make_chunk(relative, symbol, kind, start, end, revision,
+                                         doc, lines, class_doc or ''))
+                inner_doc = None
+            inner_scope = scope + (node.name,)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and id(node) in top_level:
+            name = constant_name(node)
+            if name:
+                chunks.append(make_chunk(relative, name, 'constant', node.lineno,
+                                         node.end_lineno or node.lineno, revision, '',
+                                         lines, ''))
+        children = [child for field in STATEMENT_FIELDS for child in getattr(node, field, ())
+                    if type(child) in COMPOUND_STATEMENTS or id(child) in top_level]
+        pending.extend((child, inner_scope, inner_doc) for child in reversed(children))
+    return chunks
+
+
+def constant_name(node):
+    """The UPPER_CASE name a module-level assignment binds, or ''."""
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    if isinstance(node, ast.AnnAssign) and node.value is None:
+        return ''
+    for target in targets:
+        if isinstance(target, ast.Name) and CONSTANT_NAME.match(target.id):
+            return target.id
+    return ''
+
+
+def make_chunk(relative, symbol, kind, start, end, revision, doc, lines, context):
+    """One chunk: the tutorial's keys plus kind and the class docstring for methods."""
+    return {'path': relative, 'symbol': symbol, 'kind': kind, 'start': start, 'end': end,
+            'revision': revision, 'doc': doc, 'context': context,
+            'text': '\n'.join(lines[start - 1:end])}
+
+
+def chunk_source(data, relative):
+    """Bytes of one file -> its chunks; raises SkipFile when it cannot be read as Python."""
+    text = decode_source(data)
+    tree = parse_source(data, relative)
+    revision = hashlib.sha256(data).hexdigest()[:12]
+    try:
+        return chunks_from_tree(tree, source_lines(text), relative, revision)
+    except (RecursionError, MemoryError):
+        raise SkipFile('nested too deeply to walk') from None
+
+
+def index_file(path, root):
+    """The tutorial's API: chunks of one file; raises SyntaxError for broken code."""
+    path, root = Path(path), Path(root)
+    relative = path.relative_to(root).as_posix()
+    data = path.read_bytes()
+    text = decode_source(data)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        tree = ast.parse(data, filename=str(path))
+    revision = hashlib.sha256(data).hexdigest()[:12]
+    return chunks_from_tree(tree, source_lines(text), relative, revision)
+
+
+# --- Tokens: identifiers split as people type them, light stemming, Korean ------------
+
+STOP = {'a', 'an', 'the', 'of', 'to', 'for', 'with', 'how', 'is', 'def', 'return'}
+STOP_WORDS = frozenset('''
+a an the of to for with how is def return self cls none true false and or not in on at
+by from as if else elif it its be are was were do does did can could should would will
+i me my we you your this that these those there what which who whom where when why
+into onto than then so such some any all each per via
+'''.split())
+WORD = re.compile(r'[A-Za-z0-9_]+|[가-힣]+')
+IDENTIFIER_PART = re.compile(r'[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+')
+HANGUL = re.compile(r'[가-힣]+\Z')
+
+
+def tokens(text):
+    """The tutorial's tokenizer: a set of lowercase words, camelCase split, STOP removed."""
+    text = re.sub(r'([a-z0-9])([A-Z])', r'\1 \2', text)
+    return set(re.findall(r'[a-z0-9가-힣]+', text.lower())) - STOP
+
+
+def stem(word):
+    """Light English normalisation: plural, -ing and -ed endings, a final e."""
+    if len(word) <= 3 or not word.isalpha() or not word.isascii():
+        return word
+    for suffix, replacement in (('ies', 'y'), ('ied', 'y'), ('sses', 'ss'), ('ing', ''),
+                                ('ed', ''), ('es', ''), ('s', '')):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            if suffix == 's' and word.endswith(('ss', 'us', 'is')):
+                break
+            word = word[:len(word) - len(suffix)] + replacement
+            if suffix in ('ing', 'ed') and len(word) > 3 and word[-1] == word[-2] \
+                    and word[-1] not in 'lsz':
+                word = word[:-1]
+            break
+    if len(word) > 3 and word.endswith('e'):
+        word = word[:-1]
+    return word
+
+
+@functools.lru_cache(maxsize=1 << 17)
+def word_terms(word):
+    """Terms of one word: the whole identifier, then its parts (snake, camel, digits)."""
+    if HANGUL.match(word):
+        return (strip_particle(word),)
+    raw = [p.lower() for piece in word.split('_') for p in IDENTIFIER_PART.findall(piece)]
+    parts = [stem(p) for p in raw if p not in STOP_WORDS]
+    whole = word.strip('_').lower()
+    if len(raw) > 1 and whole not in STOP_WORDS:
+        return (whole,) + tuple(parts)
+    return tuple(parts)
+
+
+def terms(text):
+    """All index terms of a text, with repeats, so term frequency can be counted."""
+    found = []
+    for word in WORD.findall(text):
+        found.extend(word_terms(word))
+    return found
+
+
+def count_terms(text):
+    """Term frequencies of a text; counts words first so each distinct word splits once."""
+    counts = {}
+    get = counts.get
+    for word, n in collections.Counter(WORD.findall(text)).items():
+        for term in word_terms(word):
+            counts[term] = get(term, 0) + n
+    return counts
+
+
+def own_field_texts(chunk):
+    """The fields that belong to one chunk alone: its name, docstring and code."""
+    return {'name': chunk['symbol'].rpartition('.')[2], 'doc': chunk['doc'],
+            'code': chunk['text']}
+
+
+def shared_field_runs(chunks):
+    """Fields that runs of neighbouring chunks share, as (field, text, first, last).
+
+    The path is shared by the whole file; an enclosing class or function name by every
+    chunk inside it (scope); a class docstring by its methods (context).  Storing each
+    once per run instead of once per chunk keeps the index small and fast to build.
+    """
+    path = chunks[0]['path']
+    runs = [('path', (path[:-3] if path.endswith('.py') else path).replace('/', ' '),
+             0, len(chunks) - 1)]
+    open_runs = {}
+    for number, chunk in enumerate(chunks):
+        enclosing = chunk['symbol'].split('.')[:-1]
+        keys = [('scope', '.'.join(enclosing[:depth + 1]), name)
+                for depth, name in enumerate(enclosing)]
+        if chunk.get('context'):
+            keys.append(('context', '.'.join(enclosing), chunk['context']))
+        for key in keys:
+            run = open_runs.get(key)
+            if run is not None and run[1] == number - 1:
+                run[1] = number
+            else:
+                if run is not None:
+                    runs.append((key[0], key[2], run[0], run[1]))
+                open_runs[key] = [number, number]
+    runs.extend((key[0], key[2], first, last) for key, (first, last) in open_runs.items())
+    return runs
+
+
+# Korean: particles stripped from the end of a word, and a glossary from Korean words to
+# the English words code uses.  One entry a line: Korean, then English words.
+KOREAN_PARTICLES = sorted('''
+으로부터 에서부터 하려면 하는지 되는지 하도록 시키는 시키기 적으로 에서는 에서도 으로는 으로도 이라는
+에서 에게 에는 으로 까지 부터 처럼 보다 이나 이랑 라는 로는 들을 들의 하고 하는 하기 하면 하여 해서
+하게 되는 되면 려면 적인 인지 된 한 할 을 를 이 가 은 는 의 에 로 와 과 도 만 들
+'''.split(), key=len, reverse=True)
+
+
+def read_glossary(text):
+    """Glossary lines 'korean english...' -> {korean: (english, ...)}."""
+    entries = {}
+    for line in text.strip().splitlines():
+        korean, *english = line.split()
+        entries[korean] = tuple(english)
+    return entries
+
+
+def strip_particle(word):
+    """Remove one trailing Korean particle or ending, keeping at least one syllable."""
+    if word in KOREAN_GLOSSARY:
+        return word
+    for particle in KOREAN_PARTICLES:
+        if word.endswith(particle) and len(word) > len(particle):
+            return word[:-len(particle)]
+    return word
+
+
+def korean_meanings(word):
+    """English words for a Korean word: whole, after a particle, or as a compound."""
+    for candidate in (word, strip_particle(word)):
+        if candidate in KOREAN_GLOSSARY:
+            return list(KOREAN_GLOSSARY[candidate])
+    stem_word = strip_particle(word)
+    meanings, i = [], 0
+    while i < len(stem_word):
+        for j in range(len(stem_word), i, -1):
+            if stem_word[i:j] in KOREAN_GLOSSARY and j - i >= 2:
+                meanings.extend(KOREAN_GLOSSARY[stem_word[i:j]])
+                i = j
+                break
+        else:
+            i += 1
+    return meanings
+
+
+def query_terms(question):
+    """Weighted terms of a question: its own terms, dotted names, Korean glossary words."""
+    weights = {}
+    for word in WORD.findall(question):
+        for term in word_terms(word):
+            weights[term] = max(weights.get(term, 0), 1.0)
+        if HANGUL.match(word):
+            for english in korean_meanings(word):
+                for term in word_terms(english):
+                    weights[term] = max(weights.get(term, 0), GLOSSARY_WEIGHT)
+    for dotted in re.findall(r'[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+', question):
+        weights[dotted.lower()] = 1.0
+    return weights
+
+
+# --- Index storage: records per file, postings per term, atomic write, lock -----------
+#
+# index.json = {"tool", "format_version", "parser_version", "tokenizer_version", "root",
+#   "indexed_at", "next_fid", "files": {path: record}, "skipped": [...],
+#   "postings": {term: "fid field local,local tf,tf;..."}}
+# A file record holds its SHA-256, size, mtime, a file id (fid), its chunks (without the
+# source text, which is read back from the file and checked against the SHA-256) and the
+# terms it contributes, so an update touches only the postings of changed files.
+
+def index_one_file(job):
+    """Worker: read, hash, parse and tokenise one file -> ('ok', record) or ('skip', ...)."""
+    relative, path, fid, limit = job
+    try:
+        info = os.lstat(path)
+        data = read_bytes(path, limit)
+        chunks = chunk_source(data, relative)
+    except SkipFile as skip:
+        return ('skip', relative, skip.line, skip.reason)
+    return ('ok', relative, file_record(chunks, data, info, fid))
+
+
+def file_record(chunks, data, info, fid):
+    """What the index keeps of one file, with the postings segments it contributes."""
+    stored, segments = chunk_postings(chunks, fid)
+    return {'fid': fid, 'sha256': hashlib.sha256(data).hexdigest(), 'size': info.st_size,
+            'mtime_ns': info.st_mtime_ns, 'chunks': stored,
+            'terms': ' '.join(sorted(segments)), 'segments': segments}
+
+
+def empty_index(root):
+    return {'tool': TOOL, 'format_version': FORMAT_VERSION, 'parser_version': PARSER_VERSION,
+            'tokenizer_version': TOKENIZER_VERSION, 'root': str(root), 'indexed_at': '',
+            'next_fid': 0, 'files': {}, 'skipped': [], 'postings': {}}
+
+
+def update_index(root, old, options, report=None):
+    """Bring an index up to date with the tree; returns (index, stats).
+
+    A file whose size and mtime (fast path) or SHA-256 match keeps its record; others are
+    re-parsed, in parallel when that pays.  Postings of removed records are dropped, those
+    of new records added.
+    """
+    root = Path(root).resolve()
+    reusable = old is not None and old.get('root') == str(root) and all(
+        old.get(key) == value for key, value in (('parser_version', PARSER_VERSION),
+                                                 ('tokenizer_version', TOKENIZER_VERSION)))
+    index = old if reusable else empty_index(root)
+    previous = index['files']
+    exclude = options.get('exclude', ())
+    found, skipped, to_parse = {}, [], []
+    for item in walk_tree(root, options.get('hidden', False), options.get('no_ignore', False),
+                          exclude):
+        if item[0] == 'skip':
+            if not item[3]:
+                skipped.append({'path': item[1], 'line': 0, 'reason': item[2]})
+            continue
+        _, relative, path = item
+        found[relative] = path
+    limit = options.get('max_file_size', MAX_FILE_SIZE)
+    current = {}
+    for relative, path in found.items():
+        record = previous.get(relative)
+        if record is not None and unchanged(path, record, limit):
+            current[relative] = record
+        else:
+            to_parse.append(relative)
+    fid = index['next_fid']
+    jobs = []
+    for relative in to_parse:
+        jobs.append((relative, found[relative], fid, limit))
+        fid += 1
+    parsed = run_jobs(jobs, options.get('jobs'), report)
+    added = {}
+    for result in parsed:
+        if result[0] == 'skip':
+            skipped.append({'path': result[1], 'line': result[2], 'reason': result[3]})
+        else:
+            added[result[1]] = result[2]
+    removed_records = [record for relative, record in previous.items()
+                       if relative not in current]
+    postings = index['postings']
+    drop_postings(postings, removed_records)
+    add_postings(postings, [added[relative].pop('segments') for relative in sorted(added)])
+    current.update(added)
+    deleted = sum(1 for relative in previous if relative not in found)
+    skipped.sort(key=lambda s: s['path'])
+    changed = bool(added) or deleted or skipped != index.get('skipped') or not reusable
+    index.update(files=dict(sorted(current.items())), skipped=skipped, next_fid=fid,
+                 root=str(root))
+    stats = {'updated': len(added), 'removed': deleted, 'skipped': len(skipped),
+             'files': len(current), 'changed': bool(changed),
+             'chunks': sum(len(r['chunks']) for r in current.values())}
+    return index, stats
+
+
+def unchanged(path, record, limit):
+    """Fast path on size and mtime; otherwise compare the SHA-256 of the bytes."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    if info.st_size == record['size'] and info.st_mtime_ns == record['mtime_ns']:
+        return True
+    try:
+        data = read_bytes(path, limit)
+    except SkipFile:
+        return False
+    if hashlib.sha256(data).hexdigest() == record['sha256']:
+        record['size'], record['mtime_ns'] = info.st_size, info.st_mtime_ns
+        return True
+    return False
+
+
+def add_postings(postings, segment_maps):
+    """Append each file's segments to the postings, joining every term's string once."""
+    additions = {}
+    for segments in segment_maps:
+        for term, segment in segments.items():
+            additions.setdefault(term, []).append(segment)
+    for term, segments in additions.items():
+        if term in postings:
+            segments.insert(0, postings[term])
+        postings[term] = ';'.join(segments)
+
+
+def drop_postings(postings, records):
+    """Remove the segments of the given file records from the postings."""
+    if not records:
+        return
+    fids = {str(record['fid']) for record in records}
+    terms_touched = set()
+    for record in records:
+        terms_touched.update(record['terms'].split())
+    for term in terms_touched:
+        value = postings.get(term)
+        if value is None:
+            continue
+        kept = [s for s in value.split(';') if s.split(' ', 1)[0] not in fids]
+        if kept:
+            postings[term] = ';'.join(kept)
+        else:
+            del postings[term]
+
+
+def run_jobs(jobs, jobs_wanted, report):
+    """Index files in worker processes when there are enough of them; same order always."""
+    workers = jobs_wanted or min(os.cpu_count() or 1, 8)
+    results = []
+    if workers > 1 and len(jobs) >= PARALLEL_MIN_FILES:
+        try:
+            with concurrent.futures.ProcessPoolExecutor(workers) as pool:
+                for result in pool.map(index_one_file, jobs, chunksize=16):
+                    results.append(result)
+                    if report:
+                        report(len(results), len(jobs))
+            return results
+        except (OSError, ImportError, RuntimeError):
+            results = []      # no process support here: fall back to one process
+    for job in jobs:
+        results.append(index_one_file(job))
+        if report:
+            report(len(results), len(jobs))
+    return results
+
+
+def scan_tree(root, hidden=False, no_ignore=False, max_file_size=MAX_FILE_SIZE, strict=False):
+    """Chunks of every Python file under root, numbered code-1...; also the skipped files.
+
+    strict=True is the tutorial's contract: the first file that cannot be parsed raises.
+    """
+    root = Path(root).resolve()
+    if not root.is_dir():
+        raise ValueError('Repository directory does not exist.')
+    chunks, skipped = [], []
+    for item in walk_tree(root, hidden, no_ignore):
+        if item[0] == 'skip':
+            if not item[3]:
+                skipped.append({'path': item[1], 'line': 0, 'reason': item[2]})
+            continue
+        _, relative, path = item
+        if strict:
+            try:
+                chunks.extend(index_file(path, root))
+            except SkipFile as skip:
+                if skip.reason.startswith('cannot decode'):
+                    raise SyntaxError(f'{relative}:{skip.line}: {skip.reason}') from None
+                skipped.append({'path': relative, 'line': skip.line, 'reason': skip.reason})
+            except OSError as error:
+                skipped.append({'path': relative, 'line': 0, 'reason': str(error.strerror)})
+            continue
+        try:
+            chunks.extend(chunk_source(read_bytes(path, max_file_size), relative))
+        except SkipFile as skip:
+            skipped.append({'path': relative, 'line': skip.line, 'reason': skip.reason})
+    for number, chunk in enumerate(chunks, 1):
+        chunk['id'] = f'code-{number}'
+    return chunks, skipped
+
+
+def build_index(root):
+    """The tutorial's API: every chunk under root; raises SyntaxError for a broken file."""
+    return scan_tree(root, strict=True)[0]
+
+
+def write_index(index, destination):
+    """Write JSON to a unique temp file in the same folder, fsync, then os.replace it.
+
+    A reader sees the old file or the new one, never a mix.  A new index is readable by
+    its owner only; a replaced one keeps its mode.
+    """
+    destination = os.path.abspath(destination)
+    folder, name = os.path.split(destination)
+    try:
+        mode = stat.S_IMODE(os.stat(destination).st_mode)
+    except OSError:
+        mode = 0o600
+    temporary = os.path.join(folder, f'.{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp')
+    data = json.dumps(index, ensure_ascii=False, separators=(',', ':')).encode('utf-8')
+    try:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+            if hasattr(os, 'fchmod'):
+                os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
+        os.replace(temporary, destination)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise IndexProblem(f'cannot write index {destination}: {error.strerror}', 1) from None
+    with contextlib.suppress(OSError):
+        dir_fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def remove_leftover_temporaries(destination):
+    """Delete temp files a killed run left beside the index (call while holding the lock)."""
+    folder, name = os.path.split(os.path.abspath(destination))
+    prefix = f'.{name}.'
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for leftover in names:
+        if leftover.startswith(prefix) and leftover.endswith('.tmp'):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(folder, leftover))
+
+
+@contextlib.contextmanager
+def index_lock(destination, timeout=LOCK_TIMEOUT_SECONDS):
+    """Hold an exclusive lock beside the index while reading, updating and replacing it.
+
+    With flock (POSIX) the OS releases the lock when a killed holder dies; elsewhere a
+    lock file naming a process that no longer runs is removed.
+    """
+    path = os.path.abspath(destination) + '.lock'
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | (0 if fcntl else os.O_EXCL), 0o600)
+        except FileExistsError:
+            fd = None
+            break_stale_lock(path)
+        except OSError as error:
+            raise IndexProblem(f'cannot lock index {path}: {error.strerror}', 1) from None
+        if fd is not None:
+            if fcntl is None:
+                os.write(fd, str(os.getpid()).encode())
+                break
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                os.close(fd)
+        if time.monotonic() > deadline:
+            raise IndexProblem(f'another index run holds {path}; gave up after '
+                               f'{timeout:.0f} s', 1)
+        time.sleep(0.05)
+    try:
+        yield
+    finally:
+        os.close(fd)
+        if fcntl is None:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+
+def break_stale_lock(path):
+    """Without flock: remove a lock file whose process no longer runs."""
+    try:
+        os.kill(int(Path(path).read_text() or '0'), 0)
+    except (ValueError, ProcessLookupError, FileNotFoundError):
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    except OSError:
+        pass
+
+
+def load_index(path):
+    """Read and validate an index file; every problem becomes one IndexProblem line."""
+    try:
+        with open(path, 'rb') as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        raise IndexProblem(f'index file not found: {path} (run: code_search.py index ROOT '
+                           f'--out {path})') from None
+    except IsADirectoryError:
+        raise IndexProblem(f'index path is a directory: {path}') from None
+    except OSError as error:
+        raise IndexProblem(f'cannot read index {path}: {error.strerror}') from None
+    try:
+        index = json.loads(data.decode('utf-8'))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise IndexProblem(f'index file is corrupt or truncated: {path} '
+                           f'(rebuild it with: code_search.py index ROOT --out {path})') \
+            from None
+    problem = index_problem(index)
+    if problem:
+        raise IndexProblem(f'{path}: {problem}')
+    return index
+
+
+def index_problem(index):
+    """Why a parsed index cannot be used, or '' when its structure is sound."""
+    if not isinstance(index, dict):
+        return 'not a code_search index (not a JSON object)'
+    tool = index.get('tool')
+    if tool != TOOL:
+        if isinstance(tool, str) and tool:
+            return f'made by {tool}.py, not code_search.py'
+        return 'not a code_search index (no "tool": "code_search")'
+    if index.get('format_version') != FORMAT_VERSION:
+        return (f'index format {index.get("format_version")!r} is not {FORMAT_VERSION}; '
+                'rebuild it with: code_search.py index ROOT')
+    expected = {'root': str, 'files': dict, 'postings': dict, 'skipped': list,
+                'next_fid': int, 'parser_version': int, 'tokenizer_version': int}
+    for key, kind in expected.items():
+        if not isinstance(index.get(key), kind):
+            return f'damaged index: "{key}" is missing or not a {kind.__name__}'
+    fids = set()
+    for relative, record in index['files'].items():
+        if not (isinstance(record, dict) and isinstance(record.get('fid'), int)
+                and isinstance(record.get('sha256'), str) and len(record['sha256']) == 64
+                and isinstance(record.get('size'), int)
+                and isinstance(record.get('mtime_ns'), int)
+                and isinstance(record.get('terms'), str)
+                and isinstance(record.get('chunks'), list)) or record['fid'] in fids:
+            return f'damaged index: bad record for {relative!r}'
+        fids.add(record['fid'])
+        for chunk in record['chunks']:
+            if not (isinstance(chunk, dict) and isinstance(chunk.get('symbol'), str)
+                    and isinstance(chunk.get('kind'), str)
+                    and type(chunk.get('start')) is int and type(chunk.get('end')) is int
+                    and 1 <= chunk['start'] <= chunk['end']
+                    and isinstance(chunk.get('lengths'), list)
+                    and len(chunk['lengths']) == len(FIELDS)):
+                return f'damaged index: bad chunk in {relative!r}'
+    if not all(isinstance(v, str) for v in index['postings'].values()):
+        return 'damaged index: bad postings'
+    return ''
+
+
+# --- Ranking: field-weighted BM25 over the postings ------------------------------------
+
+TEST_PATH = re.compile(r'(^|/)(tests?|testing|idle_test)/|(^|/)test_[^/]*$|_tests?\.py$')
+
+
+def chunk_postings(chunks, fid):
+    """Stored chunk entries and postings segments for one file.
+
+    A segment is 'fid field entries'; an entry is a chunk number within the file or a
+    run 'first-last', followed by ':tf' when the term occurs more than once.
+    """
+    entries = {}
+    lengths = [[0] * len(FIELDS) for _ in chunks]
+
+    def add(counts, field, ids):
+        for term, tf in counts.items():
+            key = (term, field)
+            if key in entries:
+                entries[key].append(ids if tf == 1 else f'{ids}:{tf}')
+            else:
+                entries[key] = [ids if tf == 1 else f'{ids}:{tf}']
+
+    for local, chunk in enumerate(chunks):
+        for field, text in own_field_texts(chunk).items():
+            counts = count_terms(text)
+            if field == 'name' and '.' in chunk['symbol']:
+                dotted = chunk['symbol'].lower()
+                counts[dotted] = counts.get(dotted, 0) + 1
+            number = FIELD_NUMBER[field]
+            lengths[local][number] = sum(counts.values())
+            add(counts, number, str(local))
+    for field, text, first, last in (shared_field_runs(chunks) if chunks else ()):
+        counts = count_terms(text)
+        number = FIELD_NUMBER[field]
+        size = sum(counts.values())
+        for local in range(first, last + 1):
+            lengths[local][number] += size
+        add(counts, number, str(first) if first == last else f'{first}-{last}')
+    segments = {}
+    for (term, number), ids in sorted(entries.items()):
+        segment = f'{fid} {number} ' + ','.join(ids)
+        segments[term] = segments[term] + ';' + segment if term in segments else segment
+    stored = [{'symbol': chunk['symbol'], 'kind': chunk['kind'], 'start': chunk['start'],
+               'end': chunk['end'], 'lengths': row} for chunk, row in zip(chunks, lengths)]
+    return stored, segments
+
+
+def make_search_index(chunks, root=''):
+    """An in-memory searchable index over chunks (from build_index or scan_tree)."""
+    by_path = {}
+    for chunk in chunks:
+        by_path.setdefault(chunk['path'], []).append(chunk)
+    ordered, lengths, fid_base, postings, segment_maps = [], [], {}, {}, []
+    for fid, group in enumerate(by_path.values()):
+        stored, segments = chunk_postings(group, fid)
+        fid_base[fid] = len(ordered)
+        ordered.extend(group)
+        lengths.extend(entry['lengths'] for entry in stored)
+        segment_maps.append(segments)
+    add_postings(postings, segment_maps)
+    return searchable(ordered, lengths, fid_base, postings, root)
+
+
+def open_search_index(index):
+    """A searchable view of a stored index: chunks numbered code-1... in path order."""
+    chunks, lengths, fid_base = [], [], {}
+    for relative, record in index['files'].items():
+        fid_base[record['fid']] = len(chunks)
+        revision = record['sha256'][:12]
+        for entry in record['chunks']:
+            chunks.append({'id': f'code-{len(chunks) + 1}', 'path': relative,
+                           'symbol': entry['symbol'], 'kind': entry['kind'],
+                           'start': entry['start'], 'end': entry['end'],
+                           'revision': revision})
+            lengths.append(entry['lengths'])
+    return searchable(chunks, lengths, fid_base, index['postings'], index['root'],
+                      index['files'])
+
+
+def searchable(chunks, lengths, fid_base, postings, root, files=None):
+    count = max(len(chunks), 1)
+    averages = [max(sum(row[f] for row in lengths) / count, 1.0) for f in range(len(FIELDS))]
+    return {'chunks': chunks, 'lengths': lengths, 'fid_base': fid_base,
+            'postings': postings, 'averages': averages, 'root': root, 'files': files}
+
+
+def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None):
+    """Rank chunks for a question with BM25F; only chunks sharing a term are touched."""
+    chunks, lengths, fid_base = index['chunks'], index['lengths'], index['fid_base']
+    weights = query_terms(question)
+    total = len(chunks)
+    field_weight = [FIELD_WEIGHTS[f] for f in FIELDS]
+    field_b = [FIELD_LENGTH_NORMALISATION[f] for f in FIELDS]
+    averages = index['averages']
+    allowed = {}
+    scores = {}
+    for term, query_weight in weights.items():
+        value = index['postings'].get(term)
+        if not value:
+            continue
+        weighted = {}
+        for segment in value.split(';'):
+            fid, field, ids = segment.split(' ')
+            base = fid_base[int(fid)]
+            if accept_path is not None:
+                if base not in allowed:
+                    allowed[base] = accept_path(chunks[base]['path'])
+                if not allowed[base]:
+                    continue
+            f = int(field)
+            weight, b, average = field_weight[f], field_b[f], averages[f]
+            for entry in ids.split(','):
+                span, _, tf = entry.partition(':')
+                first, _, last = span.partition('-')
+                first = base + int(first)
+                for n in range(first, base + int(last) + 1 if last else first + 1):
+                    norm = 1 - b + b * lengths[n][f] / average
+                    weighted[n] = weighted.get(n, 0.0) + weight * int(tf or 1) / norm
+        if not weighted:
+            continue
+        idf = math.log(1 + (total - len(weighted) + 0.5) / (len(weighted) + 0.5))
+        for n, tf in weighted.items():
+            scores[n] = scores.get(n, 0.0) + query_weight * idf * tf * (BM25_K1 + 1) \
+                / (BM25_K1 + tf)
+    if not any(term.startswith('test') for term in weights):
+        for n in scores:
+            if TEST_PATH.search(chunks[n]['path']):
+                scores[n] *= TEST_FILE_WEIGHT
+    ranked = sorted(scores, key=lambda n: (-scores[n], n))[:top_k]
+    return [dict(chunks[n], score=round(scores[n], 4)) for n in ranked]
+
+
+def retrieve(question, chunks, top_k=DEFAULT_TOP_K):
+    """The tutorial's API: the top_k chunks for a question, best first."""
+    if top_k < 1:
+        raise ValueError('top_k must be positive.')
+    return search_index(make_search_index(chunks), question, top_k)
+
+
+
+# --- Reading hits back: source text and staleness --------------------------------------
+
+def read_current_file(root, relative, record, limit=MAX_FILE_SIZE):
+    """The file's lines now and whether it still matches the indexed revision."""
+    path = os.path.join(root, *relative.split('/'))
+    try:
+        data = read_bytes(path, max(limit, record.get('size', 0) if record else 0))
+        lines = source_lines(decode_source(data))
+    except SkipFile:
+        return [], True
+    stale = record is not None and hashlib.sha256(data).hexdigest() != record['sha256']
+    return lines, stale
+
+
+def with_text(index, hits):
+    """Fill in each hit's text from its file, flagging files changed since indexing."""
+    files = index.get('files')
+    cache = {}
+    for hit in hits:
+        if files is None:                      # in-memory index: text is already there
+            hit.setdefault('stale', False)
+            continue
+        if hit['path'] not in cache:
+            cache[hit['path']] = read_current_file(index['root'], hit['path'],
+                                                   files.get(hit['path']))
+        lines, stale = cache[hit['path']]
+        hit['stale'] = stale
+        hit['text'] = '\n'.join(lines[hit['start'] - 1:hit['end']])
+    return hits
+
+
+def resolve_indexed_path(index, path):
+    """An indexed file's relative path from a relative or absolute path inside the root."""
+    root = index['root']
+    candidate = path.replace('\\', '/')
+    if os.path.isabs(path):
+        absolute = os.path.normpath(path)
+        if os.path.commonpath([absolute, root]) != root:
+            raise LookupError(f'path is outside the indexed root: {path}')
+        candidate = os.path.relpath(absolute, root).replace(os.sep, '/')
+    candidate = candidate[2:] if candidate.startswith('./') else candidate
+    if candidate == '..' or candidate.startswith('../') or '/../' in candidate:
+        raise LookupError(f'path is outside the indexed root: {path}')
+    if candidate not in index['files']:
+        raise LookupError(f'not an indexed file: {path}')
+    return candidate
+
+
+# --- Exact look-ups for agents: symbol, line, traceback --------------------------------
+
+def find_symbol(index, name):
+    """Definitions named NAME: exact, then as a dotted suffix, then case-insensitively."""
+    wanted, lowered = name.strip(), name.strip().lower()
+    ranked = []
+    for number, chunk in enumerate(index['chunks']):
+        symbol = chunk['symbol']
+        if symbol == wanted:
+            rank = 0
+        elif symbol.endswith('.' + wanted):
+            rank = 1
+        elif symbol.lower() == lowered:
+            rank = 2
+        elif symbol.lower().endswith('.' + lowered):
+            rank = 3
+        else:
+            continue
+        ranked.append((rank, number))
+    return [dict(index['chunks'][n], match=('exact', 'suffix', 'case-insensitive',
+                                            'case-insensitive suffix')[rank])
+            for rank, n in sorted(ranked)]
+
+
+def locate(index, path, line):
+    """The innermost indexed chunk of a file that contains a line, or None."""
+    relative = resolve_indexed_path(index, path)
+    base = index['fid_base'][index['files'][relative]['fid']]
+    count = len(index['files'][relative]['chunks'])
+    inside = [chunk for chunk in index['chunks'][base:base + count]
+              if chunk['start'] <= line <= chunk['end']]
+    if not inside:
+        return None
+    return dict(min(inside, key=lambda c: (c['end'] - c['start'], -c['start'])), line=line)
+
+
+def file_outline(index, path):
+    """The chunks of one file, in order."""
+    relative = resolve_indexed_path(index, path)
+    base = index['fid_base'][index['files'][relative]['fid']]
+    return index['chunks'][base:base + len(index['files'][relative]['chunks'])]
+
+
+FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<name>.+))?$')
+CHAIN_MESSAGES = ('During handling of the above exception, another exception occurred:',
+                  'The above exception was the direct cause of the following exception:')
+
+
+def parse_traceback(text):
+    """Python traceback text -> exceptions in printed order, each with frames and message."""
+    blocks, current = [], None
+    for raw in text.splitlines():
+        line = re.sub(r'^\s*[|+](?:[-+]+.*)?\s?', '', raw) if raw.lstrip()[:1] in '|+' \
+            else raw
+        stripped = line.strip()
+        if stripped.startswith('Traceback (most recent call last)'):
+            current = {'frames': [], 'message': [], 'cause': ''}
+            blocks.append(current)
+            continue
+        if stripped in CHAIN_MESSAGES:
+            if current is not None:
+                current['next'] = stripped
+            current = None
+            continue
+        match = FRAME.match(line)
+        if match:
+            if current is None:
+                current = {'frames': [], 'message': [], 'cause': ''}
+                blocks.append(current)
+            current['frames'].append({'file': match['path'], 'line': int(match['line']),
+                                      'name': (match['name'] or '').strip()})
+            current['message'] = []
+        elif current is not None and current['frames'] and stripped \
+                and not line.startswith((' ', '\t')):
+            current['message'].append(stripped)
+    return [{'frames': b['frames'], 'message': '\n'.join(b['message']),
+             'then': b.get('next', '')} for b in blocks]
+
+
+def match_frame_path(index, path):
+    """The indexed file a frame's path names, by the longest path suffix under the root."""
+    parts = [part for part in re.split(r'[\\/]+', path) if part]
+    root = index['root']
+    if os.path.isabs(path) and os.path.normpath(path).startswith(root + os.sep):
+        relative = os.path.relpath(os.path.normpath(path), root).replace(os.sep, '/')
+        if relative in index['files']:
+            return relative
+    for size in range(len(parts), 0, -1):
+        candidate = '/'.join(parts[-size:])
+        if candidate in index['files']:
+            return candidate
+    return None
+
+
+def explain_traceback(index, text):
+    """Each frame of a traceback with the indexed function around its line."""
+    explained = []
+    for block in parse_traceback(text):
+        frames = []
+        for frame in block['frames']:
+            relative = match_frame_path(index, frame['file'])
+            entry = dict(frame, path=relative, inside_root=relative is not None, chunk=None)
+            if relative is not None:
+                chunk = locate(index, relative, frame['line'])
+                if chunk is not None:
+                    entry['chunk'] = with_text(index, [chunk])[0]
+                else:
+                    entry['stale'] = read_current_file(index['root'], relative,
+                                                       index['files'][relative])[1]
+            frames.append(entry)
+        explained.append({'frames': frames, 'message': block['message'],
+                          'then': block['then']})
+    return explained
+
+
+def index_status(index, path):
+    """What an index holds: root, counts, skipped files and when it was written."""
+    return {'index': str(path), 'root': index['root'], 'files': len(index['files']),
+            'chunks': len(index['chunks']), 'skipped': index.get('skipped', []),
+            'indexed_at': index.get('indexed_at', '')}
+
+
+# --- Output: the tutorial's lines for people, one JSON object for machines -------------
+
+def hit_header(hit):
+    header = f"[{hit['id']}] {hit['path']}:{hit['start']}-{hit['end']} {hit['symbol']}"
+    if hit.get('stale'):
+        header += '  [stale: file changed since indexing; run index again]'
+    return header
+
+
+def format_hits(hits):
+    """The tutorial's format: '[id] path:start-end symbol' then the source lines."""
+    if not hits:
+        return NOT_FOUND_MESSAGE
+    return '\n'.join(hit_header(hit) + '\n' + hit['text'] for hit in hits)
+
+
+def marked_text(chunk, line):
+    """Source lines with numbers, the given line marked with '>'."""
+    width = len(str(chunk['end']))
+    rows = []
+    for number, text in enumerate(chunk['text'].split('\n'), chunk['start']):
+        rows.append(f"{'>' if number == line else ' '} {number:>{width}} | {text}")
+    return '\n'.join(rows)
+
+
+def hit_json(hit):
+    keys = ('id', 'path', 'symbol', 'kind', 'start', 'end', 'revision', 'score', 'stale',
+            'text')
+    return {key: hit.get(key) for key in keys}
+
+
+def format_traceback(explained):
+    out = []
+    for block in explained:
+        out.append('Traceback (most recent call last):')
+        for frame in block['frames']:
+            where = f"  File {frame['file']}, line {frame['line']}, in {frame['name']}"
+            if not frame['inside_root']:
+                out.append(where + '  (outside the indexed root)')
+                continue
+            out.append(where)
+            chunk = frame['chunk']
+            if chunk is None:
+                note = '  [stale]' if frame.get('stale') else ''
+                out.append(f"    {frame['path']}:{frame['line']}: no indexed function "
+                           f"holds this line{note}")
+                continue
+            out.append('    ' + hit_header(chunk))
+            out.extend('    ' + row for row in marked_text(chunk, frame['line']).split('\n'))
+        if block['message']:
+            out.append(block['message'])
+        if block['then']:
+            out.append('')
+            out.append(block['then'])
+            out.append('')
+    return '\n'.join(out) if out else 'no traceback frames found'
+
+
+def emit_json(document):
+    print(json.dumps(document, ensure_ascii=False, indent=2))
+
+
+
+# --- Command line ------------------------------------------------------------------------
+
+SUBCOMMANDS = ('index', 'search', 'symbol', 'at', 'trace', 'mcp')
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse that reports misuse as one line and exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f'{self.prog}: error: {message}\n')
+
+
+def positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'not a whole number: {text!r}') from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f'must be 1 or more: {text!r}')
+    return value
+
+
+def build_parser():
+    parser = ArgumentParser(prog='code_search.py', description=__doc__.split('\n')[0])
+    commands = parser.add_subparsers(dest='command', required=True)
+    index = commands.add_parser('index', help='write or update the index of a folder')
+    index.add_argument('root')
+    index.add_argument('--out', default='index.json')
+    index.add_argument('--hidden', action='store_true', help='also index hidden files')
+    index.add_argument('--no-ignore', action='store_true',
+                       help='do not honour .gitignore and .ignore')
+    index.add_argument('--dry-run', action='store_true',
+                       help='list what would be indexed and skipped; write nothing')
+    index.add_argument('--jobs', type=positive_int, help='worker processes (default: cores)')
+    index.add_argument('--max-file-size', type=positive_int, default=MAX_FILE_SIZE,
+                       metavar='BYTES')
+    search = commands.add_parser('search', help='answer a question from the index')
+    search.add_argument('question')
+    search.add_argument('--index', default='index.json')
+    search.add_argument('--top-k', type=positive_int, default=DEFAULT_TOP_K)
+    search.add_argument('--path', action='append', default=[], metavar='GLOB',
+                        help="only paths matching GLOB; '!GLOB' excludes; may repeat")
+    search.add_argument('--json', action='store_true')
+    symbol = commands.add_parser('symbol', help='find definitions by name')
+    symbol.add_argument('name')
+    at = commands.add_parser('at', help='the function around PATH:LINE')
+    at.add_argument('location', metavar='PATH:LINE')
+    trace = commands.add_parser('trace', help='explain a Python traceback (file or -)')
+    trace.add_argument('file', nargs='?', default='-')
+    for command in (symbol, at, trace):
+        command.add_argument('--index', default='index.json')
+        command.add_argument('--json', action='store_true')
+    mcp = commands.add_parser('mcp', help='serve the index to MCP clients over stdio')
+    mcp.add_argument('root', nargs='?', help='index this folder in memory instead')
+    mcp.add_argument('--index', default='index.json')
+    return parser
+
+
+def one_shot_parser():
+    parser = ArgumentParser(prog='code_search.py',
+                            usage='code_search.py ROOT QUESTION [--top-k N] [--json]\n'
+                                  '       code_search.py {' + ','.join(SUBCOMMANDS)
+                                  + '} ...')
+    parser.add_argument('root')
+    parser.add_argument('question')
+    parser.add_argument('--top-k', type=positive_int, default=DEFAULT_TOP_K)
+    parser.add_argument('--json', action='store_true')
+    return parser
+
+
+def report_skipped(skipped):
+    """One stderr line per skipped file, then a count."""
+    for item in skipped:
+        print(f"{item['path']}:{item['line']}: {item['reason']}", file=sys.stderr)
+    if skipped:
+        print(f'skipped {len(skipped)} file(s)', file=sys.stderr)
+
+
+def progress_reporter():
+    """A files-done counter on stderr, only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        return None
+    started = time.monotonic()
+
+    def report(done, total):
+        if done == total or done % 25 == 0:
+            rate = done / max(time.monotonic() - started, 1e-6)
+            end = '\n' if done == total else ''
+            print(f'\rindexing {done}/{total} files ({rate:.0f} files/s)', end=end,
+                  file=sys.stderr, flush=True)
+    return report
+
+
+def require_folder(root):
+    if not os.path.isdir(root):
+        what = 'is a file' if os.path.exists(root) else 'does not exist'
+        raise IndexProblem(f'root folder {what}: {root}')
+    return Path(root).resolve()
+
+
+def require_index_destination(out):
+    if os.path.isdir(out):
+        raise IndexProblem(f'index path is a directory: {out}')
+    folder = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(folder):
+        raise IndexProblem(f'folder of the index does not exist: {folder}')
+
+
+def run_index(args):
+    root = require_folder(args.root)
+    options = {'hidden': args.hidden, 'no_ignore': args.no_ignore, 'jobs': args.jobs,
+               'max_file_size': args.max_file_size, 'exclude': (args.out,)}
+    if args.dry_run:
+        return run_dry_run(root, options)
+    require_index_destination(args.out)
+    with index_lock(args.out):
+        remove_leftover_temporaries(args.out)
+        old = None
+        if os.path.exists(args.out):
+            try:
+                old = load_index(args.out)
+            except IndexProblem as problem:
+                print(f'code_search.py: {problem}; rebuilding it', file=sys.stderr)
+        index, stats = update_index(root, old, options, progress_reporter())
+        if stats['changed'] or old is None:
+            index['indexed_at'] = datetime.datetime.now(datetime.timezone.utc) \
+                .strftime('%Y-%m-%dT%H:%M:%SZ')
+            write_index(index, args.out)
+    report_skipped(index['skipped'])
+    print(f"갱신 파일: {stats['updated']}, 제거 파일: {stats['removed']}, "
+          f"건너뛴 파일: {stats['skipped']} (파일 {stats['files']}개, 조각 {stats['chunks']}개)")
+    return 0
+
+
+def run_dry_run(root, options):
+    """List what index would read and what it would skip, with reasons; write nothing."""
+    included = skipped = 0
+    for item in walk_tree(root, options['hidden'], options['no_ignore'], options['exclude']):
+        if item[0] == 'file':
+            included += 1
+            print(f'index {item[1]}')
+        else:
+            skipped += 1
+            print(f'skip  {item[1]}: {item[2]}')
+    print(f'{included} file(s) to index, {skipped} skipped')
+    return 0
+
+
+def open_index_file(path):
+    return open_search_index(load_index(path))
+
+
+def run_search(args):
+    index = open_index_file(args.index)
+    try:
+        accept = path_filter(args.path) if args.path else None
+        hits = with_text(index, search_index(index, args.question, args.top_k, accept))
+    except (KeyError, ValueError, IndexError, TypeError):
+        raise IndexProblem(f'{args.index}: damaged index (postings do not match files); '
+                           'rebuild it with index') from None
+    if args.json:
+        emit_json({'query': args.question, 'results': [hit_json(hit) for hit in hits]})
+    else:
+        print(format_hits(hits))
+    return 0
+
+
+def run_one_shot(args):
+    root = require_folder(args.root)
+    started = time.monotonic()
+    chunks, skipped = scan_tree(root)
+    report_skipped(skipped)
+    hits = search_index(make_search_index(chunks, str(root)), args.question, args.top_k)
+    for hit in hits:
+        hit['stale'] = False
+    if args.json:
+        emit_json({'query': args.question, 'results': [hit_json(hit) for hit in hits]})
+    else:
+        print(format_hits(hits))
+    if time.monotonic() - started > ONE_SHOT_HINT_SECONDS:
+        print(f"hint: index once and search fast: code_search.py index {args.root} "
+              f"--out index.json, then code_search.py search QUESTION", file=sys.stderr)
+    return 0
+
+
+def run_symbol(args):
+    index = open_index_file(args.index)
+    matches = with_text(index, find_symbol(index, args.name))
+    if args.json:
+        emit_json({'name': args.name, 'results': [dict(hit_json(m), match=m['match'])
+                                                   for m in matches]})
+    elif not matches:
+        print(f'no definition named {args.name}')
+    else:
+        print('\n'.join(hit_header(m) + '\n' + m['text'] for m in matches))
+    return 0
+
+
+def run_at(args):
+    path, _, line = args.location.rpartition(':')
+    if not path or not line.isdigit() or int(line) < 1:
+        raise IndexProblem(f'expected PATH:LINE, got {args.location!r}')
+    index = open_index_file(args.index)
+    try:
+        chunk = locate(index, path, int(line))
+    except LookupError as error:
+        raise IndexProblem(str(error.args[0])) from None
+    if chunk is not None:
+        with_text(index, [chunk])
+    if args.json:
+        emit_json({'path': path, 'line': int(line),
+                   'result': dict(hit_json(chunk), line=int(line)) if chunk else None})
+    elif chunk is None:
+        print(f'{path}:{line}: no indexed function holds this line')
+    else:
+        print(hit_header(chunk))
+        print(marked_text(chunk, int(line)))
+    return 0
+
+
+def run_trace(args):
+    index = open_index_file(args.index)
+    try:
+        if args.file == '-':
+            text = sys.stdin.read()
+        else:
+            with open(args.file, encoding='utf-8', errors='replace') as handle:
+                text = handle.read()
+    except OSError as error:
+        raise IndexProblem(f'cannot read traceback {args.file}: {error.strerror}') from None
+    explained = explain_traceback(index, text)
+    if args.json:
+        emit_json({'exceptions': [{'frames': [trace_frame_json(f) for f in block['frames']],
+                                   'message': block['message'], 'then': block['then']}
+                                  for block in explained]})
+    else:
+        print(format_traceback(explained))
+    return 0
+
+
+def trace_frame_json(frame):
+    chunk = frame['chunk']
+    return {'file': frame['file'], 'line': frame['line'], 'name': frame['name'],
+            'inside_root': frame['inside_root'], 'path': frame['path'],
+            'stale': bool(chunk and chunk.get('stale')) or bool(frame.get('stale')),
+            'chunk': hit_json(chunk) if chunk else None}
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        if argv and argv[0] in SUBCOMMANDS:
+            args = build_parser().parse_args(argv)
+            runner = {'index': run_index, 'search': run_search, 'symbol': run_symbol,
+                      'at': run_at, 'trace': run_trace, 'mcp': run_mcp}[args.command]
+            return runner(args)
+        if argv and argv[0] in ('-h', '--help'):
+            build_parser().print_help()
+            return 0
+        return run_one_shot(one_shot_parser().parse_args(argv))
+    except IndexProblem as problem:
+        print(f'code_search.py: error: {problem}', file=sys.stderr)
+        return problem.status
+    except KeyboardInterrupt:
+        print('code_search.py: interrupted', file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def run_mcp(args):
+    raise IndexProblem('mcp: not implemented yet')
+
+
+# --- Data: the Korean -> English glossary of programming words -----------------------
+# One entry a line: a Korean word, a tab, then the English words code uses for it, the
+# most likely first.  Add a line to teach the search a new word.
+
+KOREAN_GLOSSARY_TEXT = '''
+16진수	hex hexadecimal
+2진수	bin binary
+8진수	oct octal
+가격	price cost
+가까운	close closest nearest
+가비지	garbage gc collect
+가상환경	venv virtualenv virtual environment
+가져오기	import get fetch load
+가중치	weights weight
+각도	angle degrees degree
+값	value val
+개수	count len number
+객체	object obj instance
+거리	distance dist
+검사	check test inspect
+검색	search find lookup
+검증	validate verify check
+결과	result output
+결제	payment pay charge
+결합	join concat combine
+경고	warning warn warnings
+경로	path
+계산	calculate compute calc
+계정	account user
+고객	customer client
+고유	unique uuid
+공백	whitespace space blank
+구문	syntax statement
+구문분석	parse parser
+구분자	delimiter separator sep
+구조체	struct structure pack
+국제화	gettext i18n locale
+권한	permission mode chmod access
+그룹	group
+그룹화	groupby group
+글자	char character letter
+금액	amount total
+기간	duration timedelta period
+기본	default base basic
+기본값	default defaults
+기본사전	defaultdict
+깊은복사	deepcopy copy
+끝	end
+나누기	divide split div
+나머지	remainder mod modulo
+난수	random rand seed
+날짜	date datetime day
+내림	floor
+내용	content contents body
+네트워크	network net socket
+누적	accumulate cumulative
+다듬기	strip trim
+다운로드	download fetch urlopen retrieve
+다음	next
+단어	word words
+단언	assert
+단위테스트	unittest test
+대기	wait sleep
+대기열	queue
+대문자	upper uppercase capitalize
+대소문자	case ignorecase
+대화형	interactive prompt
+데이터베이스	database db sqlite
+데이터클래스	dataclass
+데코레이터	decorator
+덱	deque
+도움말	help usage
+동기화	sync synchronize lock
+동등	equal eq
+동시성	concurrent concurrency
+뒤집기	reverse reversed
+들여쓰기	indent indentation
+들여쓰기제거	dedent
+디렉터리	directory dir folder
+디렉토리	directory dir folder
+디버그	debug debugger pdb
+디버깅	debug debugger pdb
+디코딩	decode
+디폴트	default
+딕셔너리	dict dictionary mapping
+따옴표	quote quotes
+라디안	radians radian
+락	lock
+래퍼	wrapper wraps wrap
+로거	logger logging
+로그	log logging logger
+로그인	login auth
+로깅	logging log logger
+로캘	locale
+로케일	locale
+롤백	rollback
+루프	loop
+리다이렉트	redirect
+리디렉션	redirect
+리스트	list
+리턴	return
+링크	link symlink
+마지막	last end final
+만드는	create make new
+만들	create make new
+만들기	create make new
+만료	expire expires expired
+매개변수	parameter param arg
+매핑	map mapping
+멀티파트	multipart
+멀티프로세스	multiprocessing process
+메모리	memory
+메모리매핑	mmap
+메모이제이션	memoize cache lru
+메서드	method
+메세지	message msg
+메소드	method
+메시지	message msg
+메일	mail email smtp message
+메타데이터	metadata
+명령	command cmd
+명령어	command cmd
+명령줄	argv argparse command line
+명령행	argv argparse command line
+모듈	module
+모의	mock patch
+목록	list listing
+몫	quotient div floordiv
+무시	ignore
+무작위	random shuffle
+문서	document doc docs
+문서테스트	doctest
+문서화	docstring doc documentation
+문자	char character
+문자셋	charset encoding
+문자열	string str text
+미래	future
+바꾸기	replace sub swap
+바이너리	binary bin bytes
+바이트	bytes byte
+반복	iterate loop repeat iter
+반복자	iterator iter
+반올림	round
+반환	return returns
+반환값	return value result
+발생	raise
+배열	array
+백업	backup copy
+버전	version
+버퍼	buffer buf
+베이스64	base64 b64encode b64decode
+벤치마크	benchmark timeit
+변경	change modify update
+변수	variable var
+변환	convert transform cast
+병렬	parallel concurrent
+병합	merge
+보안	security secure ssl
+복사	copy
+복소수	complex
+복원	restore
+복제	clone copy deepcopy
+복호화	decrypt decode
+부동소수점	float floating
+부모	parent
+부분문자열	substring
+부분적용	partial functools
+분	minute minutes
+분산	variance
+분수	fraction fractions
+분포	distribution
+분할	split partition chunk
+불리언	bool boolean
+브라우저	browser webbrowser
+비교	compare diff cmp
+비동기	async asyncio await
+비밀	secret secrets
+비밀번호	password passwd getpass
+비어있는	empty
+비트	bit bits
+빈	empty blank
+빈도	frequency count counter
+사용법	usage help
+사용자	user username
+사전	dict dictionary
+삭제	delete remove unlink del
+삽입	insert
+상대	relative rel
+상수	constant const
+상위	parent upper super
+상태	state status
+상태코드	status code
+생성	create make new generate
+서버	server
+선택	select choice choose option
+설정	config settings setting configure
+설치	install setup
+성능	performance perf
+세금	tax
+세션	session
+세팅	settings setting config
+셸	shell
+셸브	shelve
+소문자	lower lowercase
+소수	decimal prime
+소스코드	source code
+소유자	owner chown
+소켓	socket
+속성	attribute attr property
+송장	invoice
+수신	receive recv
+수정	modify edit update fix
+수정시간	mtime modified
+수학	math
+순서	order ordered sequence
+순열	permutation permutations
+순회	traverse walk iterate
+숨김	hidden
+숫자	number digit numeric
+쉘	shell
+스레드	thread threading
+스케줄	schedule scheduler sched
+스키마	scheme schema
+스택	stack
+스택트레이스	traceback stack trace
+스트림	stream
+스트링	string str
+시각	time datetime clock
+시간	time
+시간대	timezone tz
+시간초과	timeout
+시그널	signal
+시드	seed
+시작	start begin init
+시퀀스	sequence seq
+식별자	identifier id
+신호	signal
+실수	float real
+실패	fail failure failed
+실행	run execute exec
+실행기	executor
+심볼릭링크	symlink link
+십진수	decimal
+쓰기	write
+쓰레드	thread threading
+아스키	ascii
+아이피	ip address
+아카이브	archive tar zip
+암호	password crypt cipher
+암호화	encrypt cipher crypt ssl
+압축	compress zip gzip
+압축풀기	extract decompress unzip unpack
+압축해제	extract decompress unzip unpack
+약한참조	weakref
+어노테이션	annotation annotations
+어트리뷰트	attribute attr
+언팩	unpack
+업데이트	update
+업로드	upload
+에러	error
+엔디안	endian byteorder
+역직렬화	load loads deserialize
+역추적	traceback
+연결	connect connection link
+연도	year
+연산자	operator
+열	column col
+열거형	enum
+열기	open
+예외	exception error
+오늘	today
+오류	error
+옵션	option options opt
+와일드카드	wildcard glob fnmatch
+요소	element item
+요약	summary shorten
+요일	weekday day
+요청	request req
+우선순위	priority heapq
+운영체제	os system platform
+월	month
+웹	web http
+위상정렬	topological sort graphlib
+위치	position offset pos location
+유니코드	unicode unicodedata
+유사도	similarity ratio
+유저	user
+유형	type kind
+유효성	valid validate validation
+윤년	leap year isleap
+응답	response reply
+의존성	dependency dependencies requires
+이동	move rename
+이름	name
+이름바꾸기	rename
+이름변경	rename
+이름있는튜플	namedtuple
+이메일	email mail message
+이미지	image img
+이벤트	event
+이벤트루프	event loop asyncio
+이스케이프	escape
+이전	previous prev old
+이진	binary bin
+이진탐색	bisect binary search
+이터레이터	iterator iter
+익셉션	exception
+인덱스	index idx
+인수	argument arg args
+인스턴스	instance
+인용	quote
+인자	argument arg args
+인증	auth authenticate login
+인증서	certificate cert ssl
+인코딩	encode encoding
+일	day
+일치	match equal
+읽기	read
+임시	temp tmp temporary tempfile
+임포트	import
+입력	input stdin
+자르기	truncate cut slice
+자식	child children
+작업	task job work
+작업디렉터리	cwd getcwd
+작업자	worker
+잠금	lock
+재귀	recursive recurse recursion
+재시도	retry retries
+저장	save store write dump
+전송	send transfer
+절대	absolute abs
+절댓값	abs absolute
+접근	access
+접두사	prefix
+접두어	prefix
+접미사	suffix
+접미어	suffix
+정규분포	normal gauss
+정규식	regex re pattern
+정규표현식	regex re pattern
+정규화	normalize norm
+정렬	sort sorted order
+정밀도	precision
+정수	int integer
+제거	remove strip delete
+제곱	square pow power
+제곱근	sqrt
+제너레이터	generator yield
+제네레이터	generator yield
+제한	limit max
+조각	slice chunk piece
+조합	combination combinations
+조회	lookup get query select
+종료	exit quit terminate close
+종료코드	exit code returncode status
+주기	interval period
+주문	order
+주석	comment annotation
+주소	address addr
+줄	line lines
+줄바꿈	newline wrap linebreak
+중단	abort break stop
+중단점	breakpoint
+중복	duplicate duplicates dedup
+중앙값	median
+중지	stop halt
+지금	now
+지수	exp exponent
+지연	delay sleep
+진법	base radix
+진행	progress
+집합	set
+차이	diff difference delta
+참조	reference ref
+찾기	find search lookup
+채우기	fill pad
+첨부	attachment attach
+첫	first
+청구서	invoice bill
+체크섬	checksum crc
+초	second seconds
+최대	max maximum
+최대값	max maximum
+최대공약수	gcd
+최소	min minimum
+최소값	min minimum
+최소공배수	lcm
+추가	add append insert
+추적	trace traceback track
+추출	extract
+축약	reduce
+출력	print output write
+취소	cancel
+카운터	counter count
+캐쉬	cache cached lru
+캐시	cache cached lru
+커밋	commit
+커서	cursor
+컨텍스트	context
+컨텍스트매니저	context manager with
+컴파일	compile
+코드	code
+코루틴	coroutine async
+콜백	callback
+쿠키	cookie cookies
+쿠키저장소	cookiejar
+쿼리	query
+큐	queue
+크기	size len
+클라이언트	client
+클래스	class cls
+키	key
+타이머	timer
+타임스탬프	timestamp
+타임아웃	timeout
+타임존	timezone tz
+타입	type typing
+타입힌트	type hint annotation typing
+태그	tag
+탭	tab tabs expandtabs
+터미널	terminal tty
+테스트	test unittest
+테이블	table
+텍스트	text
+템플릿	template
+토큰	token
+토큰화	tokenize tokenizer
+통계	statistics stats
+통화	currency
+튜플	tuple
+트랜잭션	transaction
+트리	tree
+파라메터	parameter param
+파라미터	parameter param
+파서	parser
+파싱	parse parser
+파이프	pipe
+파일	file
+파일명	filename name
+파일시스템	filesystem fs os
+파일이름	filename name
+패스워드	password passwd getpass
+패치	patch
+패키지	package
+패턴	pattern
+팩토리얼	factorial
+퍼센트	percent quote
+퍼센트인코딩	quote urlencode percent
+평가	eval evaluate
+평균	mean average avg
+폐기	deprecated deprecation
+포맷	format
+포트	port
+포함	contains include in
+폴더	folder directory dir
+표본	sample
+표준에러	stderr
+표준오류	stderr
+표준입력	stdin input
+표준출력	stdout print
+표준편차	stdev
+프로세스	process
+프로파일	profile profiler cprofile
+프로퍼티	property attribute attr
+프록시	proxy
+프롬프트	prompt input
+플래그	flag flags
+플랫폼	platform
+피클	pickle
+필터	filter
+하위명령	subcommand subparsers
+하위프로세스	subprocess
+함수	function func
+합계	sum total
+합치기	join merge concat
+해석	resolve interpret
+해시	hash hashlib digest
+해제	extract decompress release unlock
+핸들러	handler
+행	row line
+헤더	header headers
+현재	current now
+형식	format type
+호스트	host hostname
+호출	call invoke
+호환	compat compatible
+홈	home
+확률	probability
+확인	check verify
+확장자	extension suffix ext
+환경	environment env
+환경변수	environ env getenv
+환경설정	config configuration settings
+횟수	count times
+힌트	hint hints
+힙	heap heapq
+'''
+KOREAN_GLOSSARY = read_glossary(KOREAN_GLOSSARY_TEXT)
+
+
+if __name__ == '__main__':
+    sys.exit(main())
