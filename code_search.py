@@ -48,6 +48,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 # Change a weight here and the next search uses it; no re-index needed.
 
 TOOL = 'code_search'
+__version__ = '1.0.0'
 FORMAT_VERSION = 1          # layout of index.json
 PARSER_VERSION = 1          # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 1       # how text becomes terms; a change re-parses every file
@@ -71,6 +72,7 @@ TEST_FILE_WEIGHT = 0.5      # test code ranks lower unless the question mentions
 GLOSSARY_WEIGHT = 0.8       # an English word reached through the Korean glossary
 DEFAULT_TOP_K = 2           # the tutorial's default
 MAX_FILE_SIZE = 4 * 1024 * 1024   # larger files are skipped (--max-file-size)
+READ_BACK_LIMIT = 256 * 1024 * 1024  # reading an indexed file back for its lines
 ONE_SHOT_HINT_SECONDS = 2.0       # slower one-shot builds suggest index + search
 LOCK_TIMEOUT_SECONDS = 60.0
 PARALLEL_MIN_FILES = 64     # fewer files than this are parsed in one process
@@ -1013,20 +1015,21 @@ def chunk_postings(chunks, fid):
     return stored, segments
 
 
-def make_search_index(chunks, root=''):
+def make_search_index(chunks, root='', skipped=()):
     """An in-memory searchable index over chunks (from build_index or scan_tree)."""
     by_path = {}
     for chunk in chunks:
         by_path.setdefault(chunk['path'], []).append(chunk)
-    ordered, lengths, fid_base, postings, segment_maps = [], [], {}, {}, []
-    for fid, group in enumerate(by_path.values()):
+    ordered, lengths, fid_base, postings, segment_maps, files = [], [], {}, {}, [], {}
+    for fid, (path, group) in enumerate(by_path.items()):
         stored, segments = chunk_postings(group, fid)
         fid_base[fid] = len(ordered)
+        files[path] = {'fid': fid, 'chunks': stored, 'revision': group[0]['revision']}
         ordered.extend(group)
         lengths.extend(entry['lengths'] for entry in stored)
         segment_maps.append(segments)
     add_postings(postings, segment_maps)
-    return searchable(ordered, lengths, fid_base, postings, root)
+    return searchable(ordered, lengths, fid_base, postings, str(root), files, skipped)
 
 
 def open_search_index(index):
@@ -1034,7 +1037,7 @@ def open_search_index(index):
     chunks, lengths, fid_base = [], [], {}
     for relative, record in index['files'].items():
         fid_base[record['fid']] = len(chunks)
-        revision = record['sha256'][:12]
+        revision = record['revision'] = record['sha256'][:12]
         for entry in record['chunks']:
             chunks.append({'id': f'code-{len(chunks) + 1}', 'path': relative,
                            'symbol': entry['symbol'], 'kind': entry['kind'],
@@ -1042,14 +1045,16 @@ def open_search_index(index):
                            'revision': revision})
             lengths.append(entry['lengths'])
     return searchable(chunks, lengths, fid_base, index['postings'], index['root'],
-                      index['files'])
+                      index['files'], index['skipped'], index.get('indexed_at', ''))
 
 
-def searchable(chunks, lengths, fid_base, postings, root, files=None):
+def searchable(chunks, lengths, fid_base, postings, root, files, skipped=(), indexed_at=''):
+    """The one shape ranking and look-ups work on, from memory or from a file."""
     count = max(len(chunks), 1)
     averages = [max(sum(row[f] for row in lengths) / count, 1.0) for f in range(len(FIELDS))]
     return {'chunks': chunks, 'lengths': lengths, 'fid_base': fid_base,
-            'postings': postings, 'averages': averages, 'root': root, 'files': files}
+            'postings': postings, 'averages': averages, 'root': root, 'files': files,
+            'skipped': list(skipped), 'indexed_at': indexed_at}
 
 
 def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None):
@@ -1108,29 +1113,30 @@ def retrieve(question, chunks, top_k=DEFAULT_TOP_K):
 
 # --- Reading hits back: source text and staleness --------------------------------------
 
-def read_current_file(root, relative, record, limit=MAX_FILE_SIZE):
-    """The file's lines now and whether it still matches the indexed revision."""
+def read_current_file(root, relative, revision):
+    """The file's lines now, and whether it changed since it was indexed.
+
+    Only a regular file inside the root is read; anything else counts as stale.
+    """
     path = os.path.join(root, *relative.split('/'))
+    real_root = os.path.realpath(root)
+    if os.path.commonpath([os.path.realpath(path), real_root]) != real_root:
+        return [], True
     try:
-        data = read_bytes(path, max(limit, record.get('size', 0) if record else 0))
+        data = read_bytes(path, READ_BACK_LIMIT)
         lines = source_lines(decode_source(data))
     except SkipFile:
         return [], True
-    stale = record is not None and hashlib.sha256(data).hexdigest() != record['sha256']
-    return lines, stale
+    return lines, not hashlib.sha256(data).hexdigest().startswith(revision)
 
 
 def with_text(index, hits):
     """Fill in each hit's text from its file, flagging files changed since indexing."""
-    files = index.get('files')
     cache = {}
     for hit in hits:
-        if files is None:                      # in-memory index: text is already there
-            hit.setdefault('stale', False)
-            continue
         if hit['path'] not in cache:
             cache[hit['path']] = read_current_file(index['root'], hit['path'],
-                                                   files.get(hit['path']))
+                                                   hit['revision'])
         lines, stale = cache[hit['path']]
         hit['stale'] = stale
         hit['text'] = '\n'.join(lines[hit['start'] - 1:hit['end']])
@@ -1261,8 +1267,10 @@ def explain_traceback(index, text):
                 if chunk is not None:
                     entry['chunk'] = with_text(index, [chunk])[0]
                 else:
-                    entry['stale'] = read_current_file(index['root'], relative,
-                                                       index['files'][relative])[1]
+                    lines, entry['stale'] = read_current_file(
+                        index['root'], relative, index['files'][relative]['revision'])
+                    if 0 < frame['line'] <= len(lines):
+                        entry['source_line'] = lines[frame['line'] - 1]
             frames.append(entry)
         explained.append({'frames': frames, 'message': block['message'],
                           'then': block['then']})
@@ -1320,8 +1328,10 @@ def format_traceback(explained):
             chunk = frame['chunk']
             if chunk is None:
                 note = '  [stale]' if frame.get('stale') else ''
-                out.append(f"    {frame['path']}:{frame['line']}: no indexed function "
-                           f"holds this line{note}")
+                out.append(f"    {frame['path']}:{frame['line']}: module level, outside any "
+                           f"indexed definition{note}")
+                if 'source_line' in frame:
+                    out.append(f"    > {frame['line']} | {frame['source_line']}")
                 continue
             out.append('    ' + hit_header(chunk))
             out.extend('    ' + row for row in marked_text(chunk, frame['line']).split('\n'))
@@ -1337,6 +1347,259 @@ def format_traceback(explained):
 def emit_json(document):
     print(json.dumps(document, ensure_ascii=False, indent=2))
 
+
+
+
+# --- MCP server: the same look-ups for coding agents, over stdio ----------------------
+# JSON-RPC 2.0, one message a line on stdin and stdout; logs go to stderr.  Read-only:
+# every path is resolved inside the indexed root, and nothing indexed is ever run.
+
+MCP_VERSIONS = ('2025-11-25', '2025-06-18', '2025-03-26')   # newest first
+MCP_DEFAULT_MAX_CHARS = 20000   # clients cap a tool result near 25,000 tokens
+MCP_INSTRUCTIONS = (
+    'Search a Python code base without running it. Use find_symbol when you know a '
+    'name (Invoice.total_with_tax or total_with_tax), locate for the function around '
+    'path:line, explain_traceback to see the code behind every frame of a Python '
+    'traceback, search_code for a question in English or Korean, file_outline for the '
+    'definitions of one file, index_status for what is indexed.  Results give path, '
+    'lines, symbol, revision (SHA-256 prefix) and text; stale=true means the file '
+    'changed since indexing: re-run code_search.py index.')
+
+
+def integer_schema(description, minimum=1, maximum=None):
+    schema = {'type': 'integer', 'minimum': minimum, 'description': description}
+    if maximum:
+        schema['maximum'] = maximum
+    return schema
+
+
+BUDGET = {'max_chars': integer_schema(
+    f'most characters of code to return (default {MCP_DEFAULT_MAX_CHARS})', 200, 200000)}
+MCP_TOOLS = {
+    'search_code': ('Rank functions, methods, classes and constants for a question.', {
+        'query': {'type': 'string', 'minLength': 1, 'description': 'question or identifier'},
+        'top_k': integer_schema('how many results (default 5)', 1, 50),
+        'path_prefix': {'type': 'string', 'description': 'only files under this path'},
+        **BUDGET}, ['query']),
+    'find_symbol': ('Definitions by name: exact, dotted suffix, then case-insensitive.', {
+        'name': {'type': 'string', 'minLength': 1}, **BUDGET}, ['name']),
+    'locate': ('The innermost function or class holding a line of a file.', {
+        'path': {'type': 'string', 'minLength': 1, 'description': 'relative to the root'},
+        'line': integer_schema('1-based line number'), **BUDGET}, ['path', 'line']),
+    'explain_traceback': ('The indexed code behind each frame of a Python traceback.', {
+        'traceback': {'type': 'string', 'minLength': 1}, **BUDGET}, ['traceback']),
+    'file_outline': ('The definitions of one file, in order, with their lines.', {
+        'path': {'type': 'string', 'minLength': 1}}, ['path']),
+    'index_status': ('What the index holds: root, files, chunks, skipped, when.', {}, []),
+}
+
+
+def mcp_tool_list():
+    return [{'name': name, 'title': name.replace('_', ' ').capitalize(),
+             'description': description,
+             'inputSchema': {'type': 'object', 'properties': properties,
+                             'required': required, 'additionalProperties': False},
+             'annotations': {'readOnlyHint': True, 'openWorldHint': False}}
+            for name, (description, properties, required) in MCP_TOOLS.items()]
+
+
+def argument_problems(name, arguments):
+    """Check tool arguments against the small schema subset MCP_TOOLS uses."""
+    _, properties, required = MCP_TOOLS[name]
+    problems = [f'missing argument {key!r}' for key in required if key not in arguments]
+    for key, value in arguments.items():
+        spec = properties.get(key)
+        if spec is None:
+            problems.append(f'unexpected argument {key!r}')
+        elif spec['type'] == 'string' and not (isinstance(value, str)
+                                               and len(value) >= spec.get('minLength', 0)):
+            problems.append(f'{key!r} must be a non-empty string')
+        elif spec['type'] == 'integer' and (type(value) is not int
+                                            or value < spec.get('minimum', value)
+                                            or value > spec.get('maximum', value)):
+            problems.append(f"{key!r} must be a whole number from {spec.get('minimum')}"
+                            + (f" to {spec['maximum']}" if 'maximum' in spec else ''))
+    return problems
+
+
+def budgeted(hits, max_chars):
+    """Cut hits' text to a total size budget; returns (results, truncated)."""
+    results, used, truncated = [], 0, False
+    for hit in hits:
+        entry = hit_json(hit)
+        room = max_chars - used
+        if room <= 0:
+            truncated = True
+            break
+        if len(entry['text'] or '') > room:
+            entry['text'] = entry['text'][:room] + '\n... [truncated]'
+            entry['truncated'] = truncated = True
+        used += len(entry['text'] or '')
+        results.append(entry)
+    return results, truncated
+
+
+def hits_as_text(results, truncated):
+    if not results:
+        return 'no results'
+    text = '\n\n'.join(f"[{r['id']}] {r['path']}:{r['start']}-{r['end']} {r['symbol']}"
+                       f"{'  [stale]' if r['stale'] else ''}\n{r['text']}" for r in results)
+    return text + ('\n\n[output truncated to max_chars]' if truncated else '')
+
+
+def mcp_call(index, name, arguments):
+    """Run one tool on a searchable index -> (text, structured); raises LookupError."""
+    budget = arguments.get('max_chars', MCP_DEFAULT_MAX_CHARS)
+    if name == 'search_code':
+        prefix = arguments.get('path_prefix', '').strip('/')
+        if '..' in prefix.split('/'):
+            raise LookupError(f'path is outside the indexed root: {prefix}')
+        accept = (lambda path: path == prefix or path.startswith(prefix + '/')) \
+            if prefix else None
+        hits = with_text(index, search_index(index, arguments['query'],
+                                             arguments.get('top_k', 5), accept))
+    elif name == 'find_symbol':
+        hits = with_text(index, find_symbol(index, arguments['name']))
+    elif name == 'locate':
+        chunk = locate(index, arguments['path'], arguments['line'])
+        if chunk is None:
+            raise LookupError(f"no indexed definition holds {arguments['path']}:"
+                              f"{arguments['line']}")
+        hits = with_text(index, [chunk])
+    elif name == 'explain_traceback':
+        explained = explain_traceback(index, arguments['traceback'])
+        if not any(block['frames'] for block in explained):
+            raise ValueError('no "File ..., line N" frames found in the traceback')
+        text = format_traceback(explained)
+        truncated = len(text) > budget
+        structured = {'exceptions': [{'frames': [trace_frame_json(f) for f in b['frames']],
+                                      'message': b['message'], 'then': b['then']}
+                                     for b in explained], 'truncated': truncated}
+        return (text[:budget] + ('\n[output truncated to max_chars]' if truncated else ''),
+                structured)
+    elif name == 'file_outline':
+        outline = [{key: chunk[key] for key in ('id', 'symbol', 'kind', 'start', 'end',
+                                               'revision')}
+                   for chunk in file_outline(index, arguments['path'])]
+        text = '\n'.join(f"{c['start']}-{c['end']} {c['kind']} {c['symbol']}"
+                         for c in outline) or 'no definitions'
+        return text, {'path': arguments['path'], 'chunks': outline}
+    else:
+        status = index_status(index, index.get('source', ''))
+        status['skipped'] = status['skipped'][:200]
+        return json.dumps(status, ensure_ascii=False, indent=2), status
+    results, truncated = budgeted(hits, budget)
+    return hits_as_text(results, truncated), {'results': results, 'truncated': truncated}
+
+
+def mcp_response(message, state):
+    """Answer one JSON-RPC message (None for notifications); state holds the session."""
+    if not isinstance(message, dict) or message.get('jsonrpc') != '2.0' \
+            or not isinstance(message.get('method'), str):
+        if isinstance(message, dict) and 'id' not in message:
+            return None
+        return rpc_error(None, -32600, 'Invalid Request')
+    method, params = message['method'], message.get('params') or {}
+    if 'id' not in message:                       # a notification is never answered
+        return None
+    request_id = message['id']
+    if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
+        return rpc_error(None, -32600, 'Invalid Request: id must be a string or integer')
+    if not isinstance(params, dict):
+        return rpc_error(request_id, -32602, 'Invalid params: params must be an object')
+    if method == 'initialize':
+        asked = params.get('protocolVersion')
+        state['version'] = asked if asked in MCP_VERSIONS else MCP_VERSIONS[0]
+        result = {'protocolVersion': state['version'],
+                  'capabilities': {'tools': {'listChanged': False}},
+                  'serverInfo': {'name': 'code-search', 'version': __version__},
+                  'instructions': MCP_INSTRUCTIONS}
+    elif method == 'ping':
+        result = {}
+    elif method == 'tools/list':
+        result = {'tools': mcp_tool_list()}
+    elif method == 'tools/call':
+        name, arguments = params.get('name'), params.get('arguments') or {}
+        if name not in MCP_TOOLS:
+            return rpc_error(request_id, -32602, f'Unknown tool: {name}')
+        if not isinstance(arguments, dict):
+            return rpc_error(request_id, -32602, 'Invalid params: arguments must be an object')
+        problems = argument_problems(name, arguments)
+        if problems and state.get('version') in ('2025-06-18', '2025-03-26'):
+            return rpc_error(request_id, -32602, f'Invalid arguments: {"; ".join(problems)}')
+        result = mcp_tool_result(state, name, arguments, problems)
+    else:
+        return rpc_error(request_id, -32601, f'Method not found: {method}')
+    return {'jsonrpc': '2.0', 'id': request_id, 'result': result}
+
+
+def mcp_tool_result(state, name, arguments, problems):
+    """A tools/call result; failures are results with isError true, never a crash."""
+    try:
+        if problems:
+            raise ValueError(f'invalid arguments: {"; ".join(problems)}')
+        text, structured = mcp_call(state['load'](), name, arguments)
+    except (ValueError, LookupError, IndexProblem) as error:
+        return {'content': [{'type': 'text', 'text': str(error)}], 'isError': True}
+    except Exception as error:                  # keep serving whatever one call does
+        print(f'code_search mcp: {name} failed: {error!r}', file=sys.stderr)
+        return {'content': [{'type': 'text', 'text': f'internal error: {error!r}'}],
+                'isError': True}
+    result = {'content': [{'type': 'text', 'text': text}], 'isError': False}
+    if state.get('version') != '2025-03-26':
+        result['structuredContent'] = structured
+    return result
+
+
+def rpc_error(request_id, code, message):
+    return {'jsonrpc': '2.0', 'id': request_id, 'error': {'code': code, 'message': message}}
+
+
+def index_loader(path):
+    """Load the index file again whenever it is replaced, so a rebuild needs no restart."""
+    cache = {}
+
+    def load():
+        try:
+            info = os.stat(path)
+        except OSError:
+            info = None
+        key = info and (info.st_ino, info.st_mtime_ns, info.st_size)
+        if cache.get('key') != key or 'index' not in cache:
+            index = open_search_index(load_index(path))
+            index['source'] = str(path)
+            cache.update(key=key, index=index)
+        return cache['index']
+    return load
+
+
+def serve_mcp(load, stdin, stdout):
+    """The stdio loop: read a line, answer it, until stdin closes."""
+    state = {'load': load, 'version': None}
+    for raw in stdin:
+        try:
+            message = json.loads(raw.decode('utf-8'))
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            if raw.strip():
+                write_message(stdout, rpc_error(None, -32700, 'Parse error'))
+            continue
+        if isinstance(message, list):
+            if state['version'] == '2025-03-26' and message:
+                replies = [r for r in (mcp_response(m, state) for m in message) if r]
+                if replies:
+                    write_message(stdout, replies)
+            else:
+                write_message(stdout, rpc_error(None, -32600, 'Invalid Request: no batches'))
+            continue
+        reply = mcp_response(message, state)
+        if reply is not None:
+            write_message(stdout, reply)
+    return 0
+
+
+def write_message(stdout, message):
+    stdout.write(json.dumps(message, ensure_ascii=False).encode('utf-8', 'replace') + b'\n')
+    stdout.flush()
 
 
 # --- Command line ------------------------------------------------------------------------
@@ -1610,7 +1873,22 @@ def main(argv=None):
 
 
 def run_mcp(args):
-    raise IndexProblem('mcp: not implemented yet')
+    """Serve an index file (reloaded when replaced) or a folder indexed in memory."""
+    if args.root:
+        root = require_folder(args.root)
+        chunks, skipped = scan_tree(root)
+        index = make_search_index(chunks, root, skipped)
+        index['source'] = f'(in memory: {root})'
+        load = lambda: index                           # noqa: E731
+    else:
+        load = index_loader(args.index)
+        load()                                         # fail now, not at the first call
+    print(f'code_search mcp: serving {load()["root"]} on stdio', file=sys.stderr)
+    stdout, sys.stdout = sys.stdout, sys.stderr        # stray prints must not corrupt
+    try:
+        return serve_mcp(load, sys.stdin.buffer, stdout.buffer)
+    finally:
+        sys.stdout = stdout
 
 
 # --- Data: the Korean -> English glossary of programming words -----------------------
