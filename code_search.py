@@ -60,13 +60,13 @@ FIELD_WEIGHTS = {
     'name': 3.0,      # last part of the symbol: total_with_tax
     'scope': 1.5,     # the enclosing class or function: Invoice
     'path': 1.0,      # the file's path: urllib/parse.py
-    'doc': 2.0,       # the docstring
-    'code': 1.0,      # the source lines themselves
+    'doc': 3.0,       # the docstring
+    'code': 0.4,      # the source lines themselves
     'context': 0.5,   # for methods: the class docstring
 }
 FIELD_NUMBER = {field: number for number, field in enumerate(FIELDS)}
 FIELD_LENGTH_NORMALISATION = {'name': 0.3, 'scope': 0.3, 'path': 0.3,
-                              'doc': 0.75, 'code': 0.75, 'context': 0.75}
+                              'doc': 0.75, 'code': 0.3, 'context': 0.75}
 BM25_K1 = 1.2
 TEST_FILE_WEIGHT = 0.5      # test code ranks lower unless the question mentions tests
 GLOSSARY_WEIGHT = 0.8       # an English word reached through the Korean glossary
@@ -601,11 +601,14 @@ def query_terms(question):
 # --- Index storage: records per file, postings per term, atomic write, lock -----------
 #
 # index.json = {"tool", "format_version", "parser_version", "tokenizer_version", "root",
-#   "indexed_at", "next_fid", "files": {path: record}, "skipped": [...],
-#   "postings": {term: "fid field local,local tf,tf;..."}}
-# A file record holds its SHA-256, size, mtime, a file id (fid), its chunks (without the
-# source text, which is read back from the file and checked against the SHA-256) and the
-# terms it contributes, so an update touches only the postings of changed files.
+#   "indexed_at", "next_fid", "chunk_count", "field_totals", "skipped": [...],
+#   "files": {path: {"fid", "sha256", "size", "mtime_ns", "chunks": [row, ...]}},
+#   "postings": {term: "fid field entries;fid field entries;..."}}
+# A chunk row is [symbol, kind, start, end, length of each field]; its source text is
+# not stored but read back from the file and checked against the SHA-256, which keeps
+# the index small and quick to load.  Postings segments carry a file id (fid), so an
+# update drops and adds only the segments of changed files.
+ROW_SYMBOL, ROW_KIND, ROW_START, ROW_END, ROW_LENGTHS = range(5)
 
 def index_one_file(job):
     """Worker: read, hash, parse and tokenise one file -> ('ok', record) or ('skip', ...)."""
@@ -621,16 +624,16 @@ def index_one_file(job):
 
 def file_record(chunks, data, info, fid):
     """What the index keeps of one file, with the postings segments it contributes."""
-    stored, segments = chunk_postings(chunks, fid)
+    rows, segments = chunk_postings(chunks, fid)
     return {'fid': fid, 'sha256': hashlib.sha256(data).hexdigest(), 'size': info.st_size,
-            'mtime_ns': info.st_mtime_ns, 'chunks': stored,
-            'terms': ' '.join(sorted(segments)), 'segments': segments}
+            'mtime_ns': info.st_mtime_ns, 'chunks': rows, 'segments': segments}
 
 
 def empty_index(root):
     return {'tool': TOOL, 'format_version': FORMAT_VERSION, 'parser_version': PARSER_VERSION,
             'tokenizer_version': TOKENIZER_VERSION, 'root': str(root), 'indexed_at': '',
-            'next_fid': 0, 'files': {}, 'skipped': [], 'postings': {}}
+            'next_fid': 0, 'chunk_count': 0, 'field_totals': [0] * len(FIELDS),
+            'files': {}, 'skipped': [], 'postings': {}}
 
 
 def update_index(root, old, options, report=None):
@@ -657,11 +660,13 @@ def update_index(root, old, options, report=None):
         _, relative, path = item
         found[relative] = path
     limit = options.get('max_file_size', MAX_FILE_SIZE)
-    current = {}
+    current, refreshed = {}, 0
     for relative, path in found.items():
         record = previous.get(relative)
-        if record is not None and unchanged(path, record, limit):
+        verdict = unchanged(path, record, limit) if record is not None else None
+        if verdict:
             current[relative] = record
+            refreshed += verdict == 'touched'
         else:
             to_parse.append(relative)
     fid = index['next_fid']
@@ -684,31 +689,34 @@ def update_index(root, old, options, report=None):
     current.update(added)
     deleted = sum(1 for relative in previous if relative not in found)
     skipped.sort(key=lambda s: s['path'])
-    changed = bool(added) or deleted or skipped != index.get('skipped') or not reusable
+    changed = added or removed_records or refreshed or skipped != index.get('skipped') \
+        or not reusable
+    rows = [row for record in current.values() for row in record['chunks']]
     index.update(files=dict(sorted(current.items())), skipped=skipped, next_fid=fid,
-                 root=str(root))
+                 root=str(root), chunk_count=len(rows),
+                 field_totals=[sum(row[ROW_LENGTHS + f] for row in rows)
+                               for f in range(len(FIELDS))])
     stats = {'updated': len(added), 'removed': deleted, 'skipped': len(skipped),
-             'files': len(current), 'changed': bool(changed),
-             'chunks': sum(len(r['chunks']) for r in current.values())}
+             'files': len(current), 'changed': bool(changed), 'chunks': len(rows)}
     return index, stats
 
 
 def unchanged(path, record, limit):
-    """Fast path on size and mtime; otherwise compare the SHA-256 of the bytes."""
+    """'same' by size and mtime, 'touched' when only the SHA-256 matches, else None."""
     try:
         info = os.lstat(path)
     except OSError:
         return False
     if info.st_size == record['size'] and info.st_mtime_ns == record['mtime_ns']:
-        return True
+        return 'same'
     try:
         data = read_bytes(path, limit)
     except SkipFile:
-        return False
+        return None
     if hashlib.sha256(data).hexdigest() == record['sha256']:
         record['size'], record['mtime_ns'] = info.st_size, info.st_mtime_ns
-        return True
-    return False
+        return 'touched'
+    return None
 
 
 def add_postings(postings, segment_maps):
@@ -728,14 +736,9 @@ def drop_postings(postings, records):
     if not records:
         return
     fids = {str(record['fid']) for record in records}
-    terms_touched = set()
-    for record in records:
-        terms_touched.update(record['terms'].split())
-    for term in terms_touched:
-        value = postings.get(term)
-        if value is None:
-            continue
-        kept = [s for s in value.split(';') if s.split(' ', 1)[0] not in fids]
+    mentions = re.compile('(?:^|;)(?:' + '|'.join(sorted(fids)) + ') ')
+    for term in [term for term, value in postings.items() if mentions.search(value)]:
+        kept = [s for s in postings[term].split(';') if s.split(' ', 1)[0] not in fids]
         if kept:
             postings[term] = ';'.join(kept)
         else:
@@ -928,6 +931,13 @@ def load_index(path):
     return index
 
 
+def safe_relative_path(relative):
+    """A stored path must stay inside the root: relative, no '..', no empty parts."""
+    parts = relative.split('/')
+    return bool(relative) and not relative.startswith('/') and ':' not in parts[0] \
+        and all(part not in ('', '.', '..') for part in parts) and '\\' not in relative
+
+
 def index_problem(index):
     """Why a parsed index cannot be used, or '' when its structure is sound."""
     if not isinstance(index, dict):
@@ -941,28 +951,31 @@ def index_problem(index):
         return (f'index format {index.get("format_version")!r} is not {FORMAT_VERSION}; '
                 'rebuild it with: code_search.py index ROOT')
     expected = {'root': str, 'files': dict, 'postings': dict, 'skipped': list,
-                'next_fid': int, 'parser_version': int, 'tokenizer_version': int}
+                'next_fid': int, 'parser_version': int, 'tokenizer_version': int,
+                'chunk_count': int, 'field_totals': list}
     for key, kind in expected.items():
         if not isinstance(index.get(key), kind):
             return f'damaged index: "{key}" is missing or not a {kind.__name__}'
     fids = set()
+    width = ROW_LENGTHS + len(FIELDS)
     for relative, record in index['files'].items():
         if not (isinstance(record, dict) and isinstance(record.get('fid'), int)
                 and isinstance(record.get('sha256'), str) and len(record['sha256']) == 64
                 and isinstance(record.get('size'), int)
                 and isinstance(record.get('mtime_ns'), int)
-                and isinstance(record.get('terms'), str)
-                and isinstance(record.get('chunks'), list)) or record['fid'] in fids:
+                and isinstance(record.get('chunks'), list)) or record['fid'] in fids \
+                or not safe_relative_path(relative):
             return f'damaged index: bad record for {relative!r}'
         fids.add(record['fid'])
-        for chunk in record['chunks']:
-            if not (isinstance(chunk, dict) and isinstance(chunk.get('symbol'), str)
-                    and isinstance(chunk.get('kind'), str)
-                    and type(chunk.get('start')) is int and type(chunk.get('end')) is int
-                    and 1 <= chunk['start'] <= chunk['end']
-                    and isinstance(chunk.get('lengths'), list)
-                    and len(chunk['lengths']) == len(FIELDS)):
+        for row in record['chunks']:
+            if not (type(row) is list and len(row) == width and type(row[0]) is str
+                    and type(row[1]) is str and type(row[2]) is int and type(row[3]) is int
+                    and 1 <= row[2] <= row[3]
+                    and all(type(n) is int and n >= 0 for n in row[ROW_LENGTHS:])):
                 return f'damaged index: bad chunk in {relative!r}'
+    if index['chunk_count'] != sum(len(r['chunks']) for r in index['files'].values()) \
+            or len(index['field_totals']) != len(FIELDS):
+        return 'damaged index: chunk counts do not add up'
     if not all(isinstance(v, str) for v in index['postings'].values()):
         return 'damaged index: bad postings'
     return ''
@@ -974,7 +987,7 @@ TEST_PATH = re.compile(r'(^|/)(tests?|testing|idle_test)/|(^|/)test_[^/]*$|_test
 
 
 def chunk_postings(chunks, fid):
-    """Stored chunk entries and postings segments for one file.
+    """Stored chunk rows and postings segments for one file.
 
     A segment is 'fid field entries'; an entry is a chunk number within the file or a
     run 'first-last', followed by ':tf' when the term occurs more than once.
@@ -1010,9 +1023,9 @@ def chunk_postings(chunks, fid):
     for (term, number), ids in sorted(entries.items()):
         segment = f'{fid} {number} ' + ','.join(ids)
         segments[term] = segments[term] + ';' + segment if term in segments else segment
-    stored = [{'symbol': chunk['symbol'], 'kind': chunk['kind'], 'start': chunk['start'],
-               'end': chunk['end'], 'lengths': row} for chunk, row in zip(chunks, lengths)]
-    return stored, segments
+    rows = [[chunk['symbol'], chunk['kind'], chunk['start'], chunk['end']] + row
+            for chunk, row in zip(chunks, lengths)]
+    return rows, segments
 
 
 def make_search_index(chunks, root='', skipped=()):
@@ -1020,53 +1033,59 @@ def make_search_index(chunks, root='', skipped=()):
     by_path = {}
     for chunk in chunks:
         by_path.setdefault(chunk['path'], []).append(chunk)
-    ordered, lengths, fid_base, postings, segment_maps, files = [], [], {}, {}, [], {}
+    files, segment_maps, ordered = {}, [], []
     for fid, (path, group) in enumerate(by_path.items()):
-        stored, segments = chunk_postings(group, fid)
-        fid_base[fid] = len(ordered)
-        files[path] = {'fid': fid, 'chunks': stored, 'revision': group[0]['revision']}
-        ordered.extend(group)
-        lengths.extend(entry['lengths'] for entry in stored)
+        rows, segments = chunk_postings(group, fid)
+        files[path] = {'fid': fid, 'chunks': rows, 'revision': group[0]['revision']}
         segment_maps.append(segments)
+        ordered.extend(group)
+    postings = {}
     add_postings(postings, segment_maps)
-    return searchable(ordered, lengths, fid_base, postings, str(root), files, skipped)
+    all_rows = [row for record in files.values() for row in record['chunks']]
+    view = open_search_index({
+        'root': str(root), 'files': files, 'postings': postings, 'skipped': list(skipped),
+        'chunk_count': len(all_rows),
+        'field_totals': [sum(row[ROW_LENGTHS + f] for row in all_rows)
+                         for f in range(len(FIELDS))]})
+    view['chunks'] = ordered
+    return view
 
 
 def open_search_index(index):
-    """A searchable view of a stored index: chunks numbered code-1... in path order."""
-    chunks, lengths, fid_base = [], [], {}
+    """The one shape ranking and look-ups work on: rows numbered code-1... in path order."""
+    rows, paths, fid_base = [], [], {}
     for relative, record in index['files'].items():
-        fid_base[record['fid']] = len(chunks)
-        revision = record['revision'] = record['sha256'][:12]
-        for entry in record['chunks']:
-            chunks.append({'id': f'code-{len(chunks) + 1}', 'path': relative,
-                           'symbol': entry['symbol'], 'kind': entry['kind'],
-                           'start': entry['start'], 'end': entry['end'],
-                           'revision': revision})
-            lengths.append(entry['lengths'])
-    return searchable(chunks, lengths, fid_base, index['postings'], index['root'],
-                      index['files'], index['skipped'], index.get('indexed_at', ''))
+        fid_base[record['fid']] = len(rows)
+        record.setdefault('revision', record.get('sha256', '')[:12])
+        rows.extend(record['chunks'])
+        paths.extend([relative] * len(record['chunks']))
+    count = max(index['chunk_count'], 1)
+    averages = [max(total / count, 1.0) for total in index['field_totals']]
+    return {'rows': rows, 'paths': paths, 'fid_base': fid_base, 'chunks': None,
+            'postings': index['postings'], 'averages': averages, 'root': index['root'],
+            'files': index['files'], 'skipped': index['skipped'],
+            'indexed_at': index.get('indexed_at', '')}
 
 
-def searchable(chunks, lengths, fid_base, postings, root, files, skipped=(), indexed_at=''):
-    """The one shape ranking and look-ups work on, from memory or from a file."""
-    count = max(len(chunks), 1)
-    averages = [max(sum(row[f] for row in lengths) / count, 1.0) for f in range(len(FIELDS))]
-    return {'chunks': chunks, 'lengths': lengths, 'fid_base': fid_base,
-            'postings': postings, 'averages': averages, 'root': root, 'files': files,
-            'skipped': list(skipped), 'indexed_at': indexed_at}
+def chunk_entry(index, number):
+    """Chunk number n as the tutorial's dict (with text when the index is in memory)."""
+    if index['chunks'] is not None:
+        return dict(index['chunks'][number])
+    row, path = index['rows'][number], index['paths'][number]
+    return {'id': f'code-{number + 1}', 'path': path, 'symbol': row[ROW_SYMBOL],
+            'kind': row[ROW_KIND], 'start': row[ROW_START], 'end': row[ROW_END],
+            'revision': index['files'][path]['revision']}
 
 
 def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None):
     """Rank chunks for a question with BM25F; only chunks sharing a term are touched."""
-    chunks, lengths, fid_base = index['chunks'], index['lengths'], index['fid_base']
+    rows, paths, fid_base = index['rows'], index['paths'], index['fid_base']
     weights = query_terms(question)
-    total = len(chunks)
+    total = len(rows)
     field_weight = [FIELD_WEIGHTS[f] for f in FIELDS]
     field_b = [FIELD_LENGTH_NORMALISATION[f] for f in FIELDS]
     averages = index['averages']
-    allowed = {}
-    scores = {}
+    allowed, scores = {}, {}
     for term, query_weight in weights.items():
         value = index['postings'].get(term)
         if not value:
@@ -1077,17 +1096,18 @@ def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None):
             base = fid_base[int(fid)]
             if accept_path is not None:
                 if base not in allowed:
-                    allowed[base] = accept_path(chunks[base]['path'])
+                    allowed[base] = accept_path(paths[base])
                 if not allowed[base]:
                     continue
             f = int(field)
-            weight, b, average = field_weight[f], field_b[f], averages[f]
+            weight, b, average, column = field_weight[f], field_b[f], averages[f], \
+                ROW_LENGTHS + f
             for entry in ids.split(','):
                 span, _, tf = entry.partition(':')
                 first, _, last = span.partition('-')
                 first = base + int(first)
                 for n in range(first, base + int(last) + 1 if last else first + 1):
-                    norm = 1 - b + b * lengths[n][f] / average
+                    norm = 1 - b + b * rows[n][column] / average
                     weighted[n] = weighted.get(n, 0.0) + weight * int(tf or 1) / norm
         if not weighted:
             continue
@@ -1097,10 +1117,10 @@ def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None):
                 / (BM25_K1 + tf)
     if not any(term.startswith('test') for term in weights):
         for n in scores:
-            if TEST_PATH.search(chunks[n]['path']):
+            if TEST_PATH.search(paths[n]):
                 scores[n] *= TEST_FILE_WEIGHT
     ranked = sorted(scores, key=lambda n: (-scores[n], n))[:top_k]
-    return [dict(chunks[n], score=round(scores[n], 4)) for n in ranked]
+    return [dict(chunk_entry(index, n), score=round(scores[n], 4)) for n in ranked]
 
 
 def retrieve(question, chunks, top_k=DEFAULT_TOP_K):
@@ -1166,8 +1186,8 @@ def find_symbol(index, name):
     """Definitions named NAME: exact, then as a dotted suffix, then case-insensitively."""
     wanted, lowered = name.strip(), name.strip().lower()
     ranked = []
-    for number, chunk in enumerate(index['chunks']):
-        symbol = chunk['symbol']
+    for number, row in enumerate(index['rows']):
+        symbol = row[ROW_SYMBOL]
         if symbol == wanted:
             rank = 0
         elif symbol.endswith('.' + wanted):
@@ -1179,28 +1199,33 @@ def find_symbol(index, name):
         else:
             continue
         ranked.append((rank, number))
-    return [dict(index['chunks'][n], match=('exact', 'suffix', 'case-insensitive',
-                                            'case-insensitive suffix')[rank])
+    return [dict(chunk_entry(index, n), match=('exact', 'suffix', 'case-insensitive',
+                                               'case-insensitive suffix')[rank])
             for rank, n in sorted(ranked)]
+
+
+def file_chunk_numbers(index, path):
+    """The chunk numbers of one indexed file, from a path relative or absolute in root."""
+    relative = resolve_indexed_path(index, path)
+    base = index['fid_base'][index['files'][relative]['fid']]
+    return range(base, base + len(index['files'][relative]['chunks']))
 
 
 def locate(index, path, line):
     """The innermost indexed chunk of a file that contains a line, or None."""
-    relative = resolve_indexed_path(index, path)
-    base = index['fid_base'][index['files'][relative]['fid']]
-    count = len(index['files'][relative]['chunks'])
-    inside = [chunk for chunk in index['chunks'][base:base + count]
-              if chunk['start'] <= line <= chunk['end']]
+    rows = index['rows']
+    inside = [n for n in file_chunk_numbers(index, path)
+              if rows[n][ROW_START] <= line <= rows[n][ROW_END]]
     if not inside:
         return None
-    return dict(min(inside, key=lambda c: (c['end'] - c['start'], -c['start'])), line=line)
+    innermost = min(inside, key=lambda n: (rows[n][ROW_END] - rows[n][ROW_START],
+                                           -rows[n][ROW_START]))
+    return dict(chunk_entry(index, innermost), line=line)
 
 
 def file_outline(index, path):
     """The chunks of one file, in order."""
-    relative = resolve_indexed_path(index, path)
-    base = index['fid_base'][index['files'][relative]['fid']]
-    return index['chunks'][base:base + len(index['files'][relative]['chunks'])]
+    return [chunk_entry(index, n) for n in file_chunk_numbers(index, path)]
 
 
 FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<name>.+))?$')
@@ -1240,13 +1265,19 @@ def parse_traceback(text):
 
 
 def match_frame_path(index, path):
-    """The indexed file a frame's path names, by the longest path suffix under the root."""
-    parts = [part for part in re.split(r'[\\/]+', path) if part]
+    """The indexed file a frame's path names, by the longest path suffix under the root.
+
+    A path that exists on this machine outside the root (a standard-library frame, say)
+    is outside; paths from another machine are matched by their suffix.
+    """
     root = index['root']
-    if os.path.isabs(path) and os.path.normpath(path).startswith(root + os.sep):
-        relative = os.path.relpath(os.path.normpath(path), root).replace(os.sep, '/')
-        if relative in index['files']:
-            return relative
+    if os.path.isabs(path) and os.path.exists(path):
+        real, real_root = os.path.realpath(path), os.path.realpath(root)
+        if os.path.commonpath([real, real_root]) != real_root:
+            return None
+        relative = os.path.relpath(real, real_root).replace(os.sep, '/')
+        return relative if relative in index['files'] else None
+    parts = [part for part in re.split(r'[\\/]+', path) if part]
     for size in range(len(parts), 0, -1):
         candidate = '/'.join(parts[-size:])
         if candidate in index['files']:
@@ -1280,7 +1311,7 @@ def explain_traceback(index, text):
 def index_status(index, path):
     """What an index holds: root, counts, skipped files and when it was written."""
     return {'index': str(path), 'root': index['root'], 'files': len(index['files']),
-            'chunks': len(index['chunks']), 'skipped': index.get('skipped', []),
+            'chunks': len(index['rows']), 'skipped': index.get('skipped', []),
             'indexed_at': index.get('indexed_at', '')}
 
 
