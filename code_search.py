@@ -19,6 +19,7 @@ unusable index file.
 """
 import argparse
 import ast
+import bisect
 import collections
 import concurrent.futures
 import contextlib
@@ -602,13 +603,33 @@ def query_terms(question):
 #
 # index.json = {"tool", "format_version", "parser_version", "tokenizer_version", "root",
 #   "indexed_at", "next_fid", "chunk_count", "field_totals", "skipped": [...],
-#   "files": {path: {"fid", "sha256", "size", "mtime_ns", "chunks": [row, ...]}},
+#   "files": {path: {"fid", "sha256", "size", "mtime_ns", "count", "totals", "rows"}},
 #   "postings": {term: "fid field entries;fid field entries;..."}}
-# A chunk row is [symbol, kind, start, end, length of each field]; its source text is
-# not stored but read back from the file and checked against the SHA-256, which keeps
-# the index small and quick to load.  Postings segments carry a file id (fid), so an
-# update drops and adds only the segments of changed files.
+# "rows" is one line a chunk, 'symbol kind start end' and the length of each field, kept
+# as one string that a search decodes only for the files it touches.  The source text
+# is not stored: it is read back from the file and checked against the SHA-256, which
+# keeps the index small and quick to load.  Postings segments carry a file id (fid), so
+# an update drops and adds only the segments of changed files.
 ROW_SYMBOL, ROW_KIND, ROW_START, ROW_END, ROW_LENGTHS = range(5)
+
+
+def encode_rows(rows):
+    return '\n'.join(' '.join(map(str, row)) for row in rows)
+
+
+def decode_rows(text):
+    """'symbol kind start end lengths...' lines -> [[symbol, kind, start, end, ...]]."""
+    rows = []
+    for line in text.split('\n') if text else ():
+        symbol, kind, *numbers = line.split(' ')
+        rows.append([symbol, kind, *map(int, numbers)])
+    return rows
+
+
+def make_record(rows, fid, **details):
+    """A file's entry in the index: its chunk rows, their count and field totals."""
+    totals = [sum(row[ROW_LENGTHS + f] for row in rows) for f in range(len(FIELDS))]
+    return dict(details, fid=fid, count=len(rows), totals=totals, rows=encode_rows(rows))
 
 def index_one_file(job):
     """Worker: read, hash, parse and tokenise one file -> ('ok', record) or ('skip', ...)."""
@@ -625,8 +646,8 @@ def index_one_file(job):
 def file_record(chunks, data, info, fid):
     """What the index keeps of one file, with the postings segments it contributes."""
     rows, segments = chunk_postings(chunks, fid)
-    return {'fid': fid, 'sha256': hashlib.sha256(data).hexdigest(), 'size': info.st_size,
-            'mtime_ns': info.st_mtime_ns, 'chunks': rows, 'segments': segments}
+    return make_record(rows, fid, sha256=hashlib.sha256(data).hexdigest(),
+                       size=info.st_size, mtime_ns=info.st_mtime_ns, segments=segments)
 
 
 def empty_index(root):
@@ -691,13 +712,13 @@ def update_index(root, old, options, report=None):
     skipped.sort(key=lambda s: s['path'])
     changed = added or removed_records or refreshed or skipped != index.get('skipped') \
         or not reusable
-    rows = [row for record in current.values() for row in record['chunks']]
+    count = sum(record['count'] for record in current.values())
     index.update(files=dict(sorted(current.items())), skipped=skipped, next_fid=fid,
-                 root=str(root), chunk_count=len(rows),
-                 field_totals=[sum(row[ROW_LENGTHS + f] for row in rows)
+                 root=str(root), chunk_count=count,
+                 field_totals=[sum(record['totals'][f] for record in current.values())
                                for f in range(len(FIELDS))])
     stats = {'updated': len(added), 'removed': deleted, 'skipped': len(skipped),
-             'files': len(current), 'changed': bool(changed), 'chunks': len(rows)}
+             'files': len(current), 'changed': bool(changed), 'chunks': count}
     return index, stats
 
 
@@ -907,7 +928,7 @@ def break_stale_lock(path):
         pass
 
 
-def load_index(path):
+def load_index(path, deep=True):
     """Read and validate an index file; every problem becomes one IndexProblem line."""
     try:
         with open(path, 'rb') as handle:
@@ -925,7 +946,7 @@ def load_index(path):
         raise IndexProblem(f'index file is corrupt or truncated: {path} '
                            f'(rebuild it with: code_search.py index ROOT --out {path})') \
             from None
-    problem = index_problem(index)
+    problem = index_problem(index, deep)
     if problem:
         raise IndexProblem(f'{path}: {problem}')
     return index
@@ -938,8 +959,23 @@ def safe_relative_path(relative):
         and all(part not in ('', '.', '..') for part in parts) and '\\' not in relative
 
 
-def index_problem(index):
-    """Why a parsed index cannot be used, or '' when its structure is sound."""
+def rows_are_sound(record):
+    """Every chunk row decodes, has a valid line range, and the count matches."""
+    try:
+        rows = decode_rows(record['rows'])
+    except ValueError:
+        return False
+    return len(rows) == record['count'] and all(
+        len(row) == ROW_LENGTHS + len(FIELDS) and 1 <= row[ROW_START] <= row[ROW_END]
+        and min(row[ROW_LENGTHS:]) >= 0 for row in rows)
+
+
+def index_problem(index, deep=True):
+    """Why a parsed index cannot be used, or '' when its structure is sound.
+
+    deep=False skips decoding every chunk row (search decodes what it touches, and a
+    bad row found then is reported the same way).
+    """
     if not isinstance(index, dict):
         return 'not a code_search index (not a JSON object)'
     tool = index.get('tool')
@@ -957,23 +993,19 @@ def index_problem(index):
         if not isinstance(index.get(key), kind):
             return f'damaged index: "{key}" is missing or not a {kind.__name__}'
     fids = set()
-    width = ROW_LENGTHS + len(FIELDS)
     for relative, record in index['files'].items():
-        if not (isinstance(record, dict) and isinstance(record.get('fid'), int)
+        if not (isinstance(record, dict) and all(type(record.get(key)) is int for key in
+                                                 ('fid', 'size', 'mtime_ns', 'count'))
                 and isinstance(record.get('sha256'), str) and len(record['sha256']) == 64
-                and isinstance(record.get('size'), int)
-                and isinstance(record.get('mtime_ns'), int)
-                and isinstance(record.get('chunks'), list)) or record['fid'] in fids \
+                and isinstance(record.get('rows'), str)
+                and isinstance(record.get('totals'), list)
+                and len(record['totals']) == len(FIELDS)) or record['fid'] in fids \
                 or not safe_relative_path(relative):
             return f'damaged index: bad record for {relative!r}'
         fids.add(record['fid'])
-        for row in record['chunks']:
-            if not (type(row) is list and len(row) == width and type(row[0]) is str
-                    and type(row[1]) is str and type(row[2]) is int and type(row[3]) is int
-                    and 1 <= row[2] <= row[3]
-                    and all(type(n) is int and n >= 0 for n in row[ROW_LENGTHS:])):
-                return f'damaged index: bad chunk in {relative!r}'
-    if index['chunk_count'] != sum(len(r['chunks']) for r in index['files'].values()) \
+        if deep and not rows_are_sound(record):
+            return f'damaged index: bad chunk rows for {relative!r}'
+    if index['chunk_count'] != sum(r['count'] for r in index['files'].values()) \
             or len(index['field_totals']) != len(FIELDS):
         return 'damaged index: chunk counts do not add up'
     if not all(isinstance(v, str) for v in index['postings'].values()):
@@ -1036,56 +1068,69 @@ def make_search_index(chunks, root='', skipped=()):
     files, segment_maps, ordered = {}, [], []
     for fid, (path, group) in enumerate(by_path.items()):
         rows, segments = chunk_postings(group, fid)
-        files[path] = {'fid': fid, 'chunks': rows, 'revision': group[0]['revision']}
+        files[path] = make_record(rows, fid, revision=group[0]['revision'])
         segment_maps.append(segments)
         ordered.extend(group)
     postings = {}
     add_postings(postings, segment_maps)
-    all_rows = [row for record in files.values() for row in record['chunks']]
     view = open_search_index({
         'root': str(root), 'files': files, 'postings': postings, 'skipped': list(skipped),
-        'chunk_count': len(all_rows),
-        'field_totals': [sum(row[ROW_LENGTHS + f] for row in all_rows)
+        'chunk_count': len(ordered),
+        'field_totals': [sum(r['totals'][f] for r in files.values())
                          for f in range(len(FIELDS))]})
     view['chunks'] = ordered
     return view
 
 
 def open_search_index(index):
-    """The one shape ranking and look-ups work on: rows numbered code-1... in path order."""
-    rows, paths, fid_base = [], [], {}
+    """The one shape ranking and look-ups work on: chunks numbered code-1... by path."""
+    starts, order, fid_base, fid_path = [], [], {}, {}
+    total = 0
     for relative, record in index['files'].items():
-        fid_base[record['fid']] = len(rows)
+        fid_base[record['fid']], fid_path[record['fid']] = total, relative
         record.setdefault('revision', record.get('sha256', '')[:12])
-        rows.extend(record['chunks'])
-        paths.extend([relative] * len(record['chunks']))
-    count = max(index['chunk_count'], 1)
-    averages = [max(total / count, 1.0) for total in index['field_totals']]
-    return {'rows': rows, 'paths': paths, 'fid_base': fid_base, 'chunks': None,
-            'postings': index['postings'], 'averages': averages, 'root': index['root'],
-            'files': index['files'], 'skipped': index['skipped'],
-            'indexed_at': index.get('indexed_at', '')}
+        starts.append(total)
+        order.append(relative)
+        total += record['count']
+    count = max(total, 1)
+    averages = [max(field_total / count, 1.0) for field_total in index['field_totals']]
+    return {'starts': starts, 'order': order, 'fid_base': fid_base, 'fid_path': fid_path,
+            'total': total, 'decoded': {}, 'chunks': None, 'postings': index['postings'],
+            'averages': averages, 'root': index['root'], 'files': index['files'],
+            'skipped': index['skipped'], 'indexed_at': index.get('indexed_at', '')}
+
+
+def file_rows(index, relative):
+    """The decoded chunk rows of one file, decoded once per search."""
+    rows = index['decoded'].get(relative)
+    if rows is None:
+        rows = index['decoded'][relative] = decode_rows(index['files'][relative]['rows'])
+        if len(rows) != index['files'][relative]['count']:
+            raise ValueError(f'chunk rows of {relative} do not match their count')
+    return rows
 
 
 def chunk_entry(index, number):
     """Chunk number n as the tutorial's dict (with text when the index is in memory)."""
     if index['chunks'] is not None:
         return dict(index['chunks'][number])
-    row, path = index['rows'][number], index['paths'][number]
-    return {'id': f'code-{number + 1}', 'path': path, 'symbol': row[ROW_SYMBOL],
+    place = bisect.bisect_right(index['starts'], number) - 1
+    relative = index['order'][place]
+    row = file_rows(index, relative)[number - index['starts'][place]]
+    return {'id': f'code-{number + 1}', 'path': relative, 'symbol': row[ROW_SYMBOL],
             'kind': row[ROW_KIND], 'start': row[ROW_START], 'end': row[ROW_END],
-            'revision': index['files'][path]['revision']}
+            'revision': index['files'][relative]['revision']}
 
 
 def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None):
     """Rank chunks for a question with BM25F; only chunks sharing a term are touched."""
-    rows, paths, fid_base = index['rows'], index['paths'], index['fid_base']
+    fid_base, fid_path = index['fid_base'], index['fid_path']
     weights = query_terms(question)
-    total = len(rows)
+    total = index['total']
     field_weight = [FIELD_WEIGHTS[f] for f in FIELDS]
     field_b = [FIELD_LENGTH_NORMALISATION[f] for f in FIELDS]
     averages = index['averages']
-    allowed, scores = {}, {}
+    allowed, scores, path_of = {}, {}, {}
     for term, query_weight in weights.items():
         value = index['postings'].get(term)
         if not value:
@@ -1093,22 +1138,26 @@ def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None):
         weighted = {}
         for segment in value.split(';'):
             fid, field, ids = segment.split(' ')
-            base = fid_base[int(fid)]
+            fid = int(fid)
+            relative = fid_path[fid]
             if accept_path is not None:
-                if base not in allowed:
-                    allowed[base] = accept_path(paths[base])
-                if not allowed[base]:
+                if fid not in allowed:
+                    allowed[fid] = accept_path(relative)
+                if not allowed[fid]:
                     continue
+            base, rows = fid_base[fid], file_rows(index, relative)
             f = int(field)
             weight, b, average, column = field_weight[f], field_b[f], averages[f], \
                 ROW_LENGTHS + f
             for entry in ids.split(','):
                 span, _, tf = entry.partition(':')
                 first, _, last = span.partition('-')
-                first = base + int(first)
-                for n in range(first, base + int(last) + 1 if last else first + 1):
-                    norm = 1 - b + b * rows[n][column] / average
+                first = int(first)
+                for local in range(first, int(last) + 1 if last else first + 1):
+                    norm = 1 - b + b * rows[local][column] / average
+                    n = base + local
                     weighted[n] = weighted.get(n, 0.0) + weight * int(tf or 1) / norm
+                    path_of[n] = relative
         if not weighted:
             continue
         idf = math.log(1 + (total - len(weighted) + 0.5) / (len(weighted) + 0.5))
@@ -1117,7 +1166,7 @@ def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None):
                 / (BM25_K1 + tf)
     if not any(term.startswith('test') for term in weights):
         for n in scores:
-            if TEST_PATH.search(paths[n]):
+            if TEST_PATH.search(path_of[n]):
                 scores[n] *= TEST_FILE_WEIGHT
     ranked = sorted(scores, key=lambda n: (-scores[n], n))[:top_k]
     return [dict(chunk_entry(index, n), score=round(scores[n], 4)) for n in ranked]
@@ -1186,19 +1235,20 @@ def find_symbol(index, name):
     """Definitions named NAME: exact, then as a dotted suffix, then case-insensitively."""
     wanted, lowered = name.strip(), name.strip().lower()
     ranked = []
-    for number, row in enumerate(index['rows']):
-        symbol = row[ROW_SYMBOL]
-        if symbol == wanted:
-            rank = 0
-        elif symbol.endswith('.' + wanted):
-            rank = 1
-        elif symbol.lower() == lowered:
-            rank = 2
-        elif symbol.lower().endswith('.' + lowered):
-            rank = 3
-        else:
-            continue
-        ranked.append((rank, number))
+    for relative, base in zip(index['order'], index['starts']):
+        for local, row in enumerate(file_rows(index, relative)):
+            symbol = row[ROW_SYMBOL]
+            if symbol == wanted:
+                rank = 0
+            elif symbol.endswith('.' + wanted):
+                rank = 1
+            elif symbol.lower() == lowered:
+                rank = 2
+            elif symbol.lower().endswith('.' + lowered):
+                rank = 3
+            else:
+                continue
+            ranked.append((rank, base + local))
     return [dict(chunk_entry(index, n), match=('exact', 'suffix', 'case-insensitive',
                                                'case-insensitive suffix')[rank])
             for rank, n in sorted(ranked)]
@@ -1208,19 +1258,20 @@ def file_chunk_numbers(index, path):
     """The chunk numbers of one indexed file, from a path relative or absolute in root."""
     relative = resolve_indexed_path(index, path)
     base = index['fid_base'][index['files'][relative]['fid']]
-    return range(base, base + len(index['files'][relative]['chunks']))
+    return range(base, base + index['files'][relative]['count'])
 
 
 def locate(index, path, line):
     """The innermost indexed chunk of a file that contains a line, or None."""
-    rows = index['rows']
-    inside = [n for n in file_chunk_numbers(index, path)
-              if rows[n][ROW_START] <= line <= rows[n][ROW_END]]
+    numbers = file_chunk_numbers(index, path)
+    rows = file_rows(index, index['order'][bisect.bisect_right(index['starts'],
+                                                               numbers.start) - 1]) \
+        if numbers else []
+    inside = [(row[ROW_END] - row[ROW_START], -row[ROW_START], local)
+              for local, row in enumerate(rows) if row[ROW_START] <= line <= row[ROW_END]]
     if not inside:
         return None
-    innermost = min(inside, key=lambda n: (rows[n][ROW_END] - rows[n][ROW_START],
-                                           -rows[n][ROW_START]))
-    return dict(chunk_entry(index, innermost), line=line)
+    return dict(chunk_entry(index, numbers.start + min(inside)[2]), line=line)
 
 
 def file_outline(index, path):
@@ -1311,7 +1362,7 @@ def explain_traceback(index, text):
 def index_status(index, path):
     """What an index holds: root, counts, skipped files and when it was written."""
     return {'index': str(path), 'root': index['root'], 'files': len(index['files']),
-            'chunks': len(index['rows']), 'skipped': index.get('skipped', []),
+            'chunks': index['total'], 'skipped': index.get('skipped', []),
             'indexed_at': index.get('indexed_at', '')}
 
 
@@ -1597,7 +1648,7 @@ def index_loader(path):
             info = None
         key = info and (info.st_ino, info.st_mtime_ns, info.st_size)
         if cache.get('key') != key or 'index' not in cache:
-            index = open_search_index(load_index(path))
+            index = open_search_index(load_index(path, deep=False))
             index['source'] = str(path)
             cache.update(key=key, index=index)
         return cache['index']
@@ -1782,17 +1833,24 @@ def run_dry_run(root, options):
 
 
 def open_index_file(path):
-    return open_search_index(load_index(path))
+    return open_search_index(load_index(path, deep=False))
+
+
+@contextlib.contextmanager
+def damaged_index_guard(path):
+    """An index that passed the quick checks but breaks while being read is damaged."""
+    try:
+        yield
+    except (KeyError, ValueError, IndexError, TypeError, AttributeError):
+        raise IndexProblem(f'{path}: damaged index (its entries do not fit together); '
+                           'rebuild it with: code_search.py index ROOT') from None
 
 
 def run_search(args):
     index = open_index_file(args.index)
-    try:
-        accept = path_filter(args.path) if args.path else None
+    accept = path_filter(args.path) if args.path else None
+    with damaged_index_guard(args.index):
         hits = with_text(index, search_index(index, args.question, args.top_k, accept))
-    except (KeyError, ValueError, IndexError, TypeError):
-        raise IndexProblem(f'{args.index}: damaged index (postings do not match files); '
-                           'rebuild it with index') from None
     if args.json:
         emit_json({'query': args.question, 'results': [hit_json(hit) for hit in hits]})
     else:
@@ -1820,7 +1878,8 @@ def run_one_shot(args):
 
 def run_symbol(args):
     index = open_index_file(args.index)
-    matches = with_text(index, find_symbol(index, args.name))
+    with damaged_index_guard(args.index):
+        matches = with_text(index, find_symbol(index, args.name))
     if args.json:
         emit_json({'name': args.name, 'results': [dict(hit_json(m), match=m['match'])
                                                    for m in matches]})
@@ -1837,7 +1896,8 @@ def run_at(args):
         raise IndexProblem(f'expected PATH:LINE, got {args.location!r}')
     index = open_index_file(args.index)
     try:
-        chunk = locate(index, path, int(line))
+        with damaged_index_guard(args.index):
+            chunk = locate(index, path, int(line))
     except LookupError as error:
         raise IndexProblem(str(error.args[0])) from None
     if chunk is not None:
@@ -1863,7 +1923,8 @@ def run_trace(args):
                 text = handle.read()
     except OSError as error:
         raise IndexProblem(f'cannot read traceback {args.file}: {error.strerror}') from None
-    explained = explain_traceback(index, text)
+    with damaged_index_guard(args.index):
+        explained = explain_traceback(index, text)
     if args.json:
         emit_json({'exceptions': [{'frames': [trace_frame_json(f) for f in block['frames']],
                                    'message': block['message'], 'then': block['then']}
