@@ -71,6 +71,8 @@ FIELD_LENGTH_NORMALISATION = {'name': 0.3, 'scope': 0.3, 'path': 0.3,
 BM25_K1 = 1.2
 TEST_FILE_WEIGHT = 0.5      # test code ranks lower unless the question mentions tests
 GLOSSARY_WEIGHT = 0.8       # an English word reached through the Korean glossary
+SYNONYM_WEIGHT = 0.5        # another word for a question's word (folder -> directory)
+PRIVATE_NAME_WEIGHT = 0.7   # _private definitions rank below public ones
 DEFAULT_TOP_K = 2           # the tutorial's default
 MAX_FILE_SIZE = 4 * 1024 * 1024   # larger files are skipped (--max-file-size)
 READ_BACK_LIMIT = 256 * 1024 * 1024  # reading an indexed file back for its lines
@@ -440,7 +442,9 @@ STOP_WORDS = frozenset('''
 a an the of to for with how is def return self cls none true false and or not in on at
 by from as if else elif it its be are was were do does did can could should would will
 i me my we you your this that these those there what which who whom where when why
-into onto than then so such some any all each per via
+into onto than then so such some any all each per via up over every several their same
+given other way want need like just only also very really whole entire certain
+particular something thing things while without about quickly
 '''.split())
 WORD = re.compile(r'[A-Za-z0-9_]+|[가-힣]+')
 IDENTIFIER_PART = re.compile(r'[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+')
@@ -541,7 +545,7 @@ def shared_field_runs(chunks):
 # Korean: particles stripped from the end of a word, and a glossary from Korean words to
 # the English words code uses.  One entry a line: Korean, then English words.
 KOREAN_PARTICLES = sorted('''
-으로부터 에서부터 하려면 하는지 되는지 하도록 시키는 시키기 적으로 에서는 에서도 으로는 으로도 이라는
+기 하게 해 으로부터 에서부터 하려면 하는지 되는지 하도록 시키는 시키기 적으로 에서는 에서도 으로는 으로도 이라는
 에서 에게 에는 으로 까지 부터 처럼 보다 이나 이랑 라는 로는 들을 들의 하고 하는 하기 하면 하여 해서
 하게 되는 되면 려면 적인 인지 된 한 할 을 를 이 가 은 는 의 에 로 와 과 도 만 들
 '''.split(), key=len, reverse=True)
@@ -554,6 +558,17 @@ def read_glossary(text):
         korean, *english = line.split()
         entries[korean] = tuple(english)
     return entries
+
+
+def read_synonyms(text):
+    """Synonym groups, one a line -> {word: (the other words of its groups)}."""
+    synonyms = {}
+    for line in text.strip().splitlines():
+        group = line.split()
+        for word in group:
+            others = synonyms.setdefault(word, [])
+            others.extend(other for other in group if other != word and other not in others)
+    return {word: tuple(others) for word, others in synonyms.items()}
 
 
 def strip_particle(word):
@@ -585,18 +600,29 @@ def korean_meanings(word):
 
 
 def query_terms(question):
-    """Weighted terms of a question: its own terms, dotted names, Korean glossary words."""
+    """Weighted terms of a question: its own terms, dotted names, Korean glossary words,
+    and English synonyms of its words.  Returns (weights, anchors): a hit must share an
+    anchor term, so a synonym alone never makes a hit."""
     weights = {}
-    for word in WORD.findall(question):
+
+    def add(word, weight):
         for term in word_terms(word):
-            weights[term] = max(weights.get(term, 0), 1.0)
-        if HANGUL.match(word):
-            for english in korean_meanings(word):
-                for term in word_terms(english):
-                    weights[term] = max(weights.get(term, 0), GLOSSARY_WEIGHT)
+            weights[term] = max(weights.get(term, 0), weight)
+
+    words = WORD.findall(question)
+    for word in words:
+        add(word, 1.0)
+    meanings = [meaning for word in words if HANGUL.match(word)
+                for meaning in korean_meanings(word)]
+    for meaning in meanings:
+        add(meaning, GLOSSARY_WEIGHT)
     for dotted in re.findall(r'[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+', question):
         weights[dotted.lower()] = 1.0
-    return weights
+    anchors = set(weights)
+    for word in [w.lower() for w in words] + meanings:
+        for synonym in ENGLISH_SYNONYMS.get(word, ()):
+            add(synonym, SYNONYM_WEIGHT)
+    return weights, anchors
 
 
 # --- Index storage: records per file, postings per term, atomic write, lock -----------
@@ -1015,6 +1041,7 @@ def index_problem(index, deep=True):
 
 # --- Ranking: field-weighted BM25 over the postings ------------------------------------
 
+PRIVATE_NAME = re.compile(r'(^|\.)_(?!_)')
 TEST_PATH = re.compile(r'(^|/)(tests?|testing|idle_test)/|(^|/)test_[^/]*$|_tests?\.py$')
 
 
@@ -1125,12 +1152,12 @@ def chunk_entry(index, number):
 def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None):
     """Rank chunks for a question with BM25F; only chunks sharing a term are touched."""
     fid_base, fid_path = index['fid_base'], index['fid_path']
-    weights = query_terms(question)
+    weights, anchors = query_terms(question)
     total = index['total']
     field_weight = [FIELD_WEIGHTS[f] for f in FIELDS]
     field_b = [FIELD_LENGTH_NORMALISATION[f] for f in FIELDS]
     averages = index['averages']
-    allowed, scores, path_of = {}, {}, {}
+    allowed, scores, row_of, anchored = {}, {}, {}, set()
     for term, query_weight in weights.items():
         value = index['postings'].get(term)
         if not value:
@@ -1157,17 +1184,23 @@ def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None):
                     norm = 1 - b + b * rows[local][column] / average
                     n = base + local
                     weighted[n] = weighted.get(n, 0.0) + weight * int(tf or 1) / norm
-                    path_of[n] = relative
+                    row_of[n] = (relative, rows[local])
         if not weighted:
             continue
+        if term in anchors:
+            anchored.update(weighted)
         idf = math.log(1 + (total - len(weighted) + 0.5) / (len(weighted) + 0.5))
         for n, tf in weighted.items():
             scores[n] = scores.get(n, 0.0) + query_weight * idf * tf * (BM25_K1 + 1) \
                 / (BM25_K1 + tf)
-    if not any(term.startswith('test') for term in weights):
-        for n in scores:
-            if TEST_PATH.search(path_of[n]):
-                scores[n] *= TEST_FILE_WEIGHT
+    wants_tests = any(term.startswith('test') for term in anchors)
+    scores = {n: score for n, score in scores.items() if n in anchored}
+    for n in scores:
+        relative, row = row_of[n]
+        if not wants_tests and TEST_PATH.search(relative):
+            scores[n] *= TEST_FILE_WEIGHT
+        if PRIVATE_NAME.search(row[ROW_SYMBOL]):
+            scores[n] *= PRIVATE_NAME_WEIGHT
     ranked = sorted(scores, key=lambda n: (-scores[n], n))[:top_k]
     return [dict(chunk_entry(index, n), score=round(scores[n], 4)) for n in ranked]
 
@@ -1995,13 +2028,21 @@ KOREAN_GLOSSARY_TEXT = '''
 가까운	close closest nearest
 가비지	garbage gc collect
 가상환경	venv virtualenv virtual environment
+가장	most
+가져오	get fetch load import
 가져오기	import get fetch load
 가중치	weights weight
 각도	angle degrees degree
+간단	simple
 값	value val
+같은지	same equal
+개발	development dev
 개수	count len number
 객체	object obj instance
 거리	distance dist
+건너뛰	skip
+건너뛰기	skip
+걸	set
 검사	check test inspect
 검색	search find lookup
 검증	validate verify check
@@ -2014,6 +2055,7 @@ KOREAN_GLOSSARY_TEXT = '''
 계정	account user
 고객	customer client
 고유	unique uuid
+고정	fix freeze bind
 공백	whitespace space blank
 구문	syntax statement
 구문분석	parse parser
@@ -2026,24 +2068,33 @@ KOREAN_GLOSSARY_TEXT = '''
 글자	char character letter
 금액	amount total
 기간	duration timedelta period
+기다리	wait
 기본	default base basic
 기본값	default defaults
 기본사전	defaultdict
 깊은복사	deepcopy copy
 끝	end
+끝나	finish end done
+끝날	finish end done
+나누	split divide
 나누기	divide split div
 나머지	remainder mod modulo
+나오	appear occur
 난수	random rand seed
 날짜	date datetime day
+남기	log write keep
 내림	floor
 내용	content contents body
 네트워크	network net socket
 누적	accumulate cumulative
 다듬기	strip trim
+다른	other different
+다시	again re reload
 다운로드	download fetch urlopen retrieve
 다음	next
 단어	word words
 단언	assert
+단위	unit
 단위테스트	unittest test
 대기	wait sleep
 대기열	queue
@@ -2057,18 +2108,25 @@ KOREAN_GLOSSARY_TEXT = '''
 도움말	help usage
 동기화	sync synchronize lock
 동등	equal eq
+동시	concurrent parallel simultaneous
 동시성	concurrent concurrency
+동시에	concurrent parallel simultaneous
+두	two
+뒤	after later back end
 뒤집기	reverse reversed
+들어오	input incoming
 들여쓰기	indent indentation
 들여쓰기제거	dedent
 디렉터리	directory dir folder
 디렉토리	directory dir folder
+디버거	debugger pdb
 디버그	debug debugger pdb
 디버깅	debug debugger pdb
 디코딩	decode
 디폴트	default
 딕셔너리	dict dictionary mapping
 따옴표	quote quotes
+띄우	start serve run launch
 라디안	radians radian
 락	lock
 래퍼	wrapper wraps wrap
@@ -2080,6 +2138,7 @@ KOREAN_GLOSSARY_TEXT = '''
 로케일	locale
 롤백	rollback
 루프	loop
+리눅스	linux posix
 리다이렉트	redirect
 리디렉션	redirect
 리스트	list
@@ -2091,6 +2150,7 @@ KOREAN_GLOSSARY_TEXT = '''
 만들기	create make new
 만료	expire expires expired
 매개변수	parameter param arg
+매일	daily day
 매핑	map mapping
 멀티파트	multipart
 멀티프로세스	multiprocessing process
@@ -2103,10 +2163,13 @@ KOREAN_GLOSSARY_TEXT = '''
 메시지	message msg
 메일	mail email smtp message
 메타데이터	metadata
+멤버	member
 명령	command cmd
 명령어	command cmd
 명령줄	argv argparse command line
 명령행	argv argparse command line
+몇	few number
+모두	all
 모듈	module
 모의	mock patch
 목록	list listing
@@ -2119,8 +2182,11 @@ KOREAN_GLOSSARY_TEXT = '''
 문자	char character
 문자셋	charset encoding
 문자열	string str text
+문장	sentence text
 미래	future
+바꾸	change replace convert
 바꾸기	replace sub swap
+바꾼	changed replaced
 바이너리	binary bin bytes
 바이트	bytes byte
 반복	iterate loop repeat iter
@@ -2133,6 +2199,8 @@ KOREAN_GLOSSARY_TEXT = '''
 백업	backup copy
 버전	version
 버퍼	buffer buf
+번째	nth index
+번호	number no lineno
 베이스64	base64 b64encode b64decode
 벤치마크	benchmark timeit
 변경	change modify update
@@ -2140,6 +2208,8 @@ KOREAN_GLOSSARY_TEXT = '''
 변환	convert transform cast
 병렬	parallel concurrent
 병합	merge
+보기	view pretty
+보내	send
 보안	security secure ssl
 복사	copy
 복소수	complex
@@ -2155,16 +2225,19 @@ KOREAN_GLOSSARY_TEXT = '''
 분수	fraction fractions
 분포	distribution
 분할	split partition chunk
+불러오	load import read
 불리언	bool boolean
 브라우저	browser webbrowser
 비교	compare diff cmp
 비동기	async asyncio await
 비밀	secret secrets
 비밀번호	password passwd getpass
+비슷한지	similar
 비어있는	empty
 비트	bit bits
 빈	empty blank
 빈도	frequency count counter
+뽑	pick sample choose
 사용법	usage help
 사용자	user username
 사전	dict dictionary
@@ -2175,6 +2248,8 @@ KOREAN_GLOSSARY_TEXT = '''
 상위	parent upper super
 상태	state status
 상태코드	status code
+새	new
+새로	new
 생성	create make new generate
 서버	server
 선택	select choice choose option
@@ -2206,6 +2281,7 @@ KOREAN_GLOSSARY_TEXT = '''
 스레드	thread threading
 스케줄	schedule scheduler sched
 스키마	scheme schema
+스킴	scheme
 스택	stack
 스택트레이스	traceback stack trace
 스트림	stream
@@ -2231,6 +2307,7 @@ KOREAN_GLOSSARY_TEXT = '''
 아스키	ascii
 아이피	ip address
 아카이브	archive tar zip
+알아내	find get detect
 암호	password crypt cipher
 암호화	encrypt cipher crypt ssl
 압축	compress zip gzip
@@ -2242,8 +2319,11 @@ KOREAN_GLOSSARY_TEXT = '''
 언팩	unpack
 업데이트	update
 업로드	upload
+없	no missing
 에러	error
 엔디안	endian byteorder
+엔티티	entity
+여러	multiple many
 역직렬화	load loads deserialize
 역추적	traceback
 연결	connect connection link
@@ -2252,9 +2332,11 @@ KOREAN_GLOSSARY_TEXT = '''
 열	column col
 열거형	enum
 열기	open
+예약	schedule
 예외	exception error
 오늘	today
 오류	error
+옮기	move
 옵션	option options opt
 와일드카드	wildcard glob fnmatch
 요소	element item
@@ -2263,13 +2345,17 @@ KOREAN_GLOSSARY_TEXT = '''
 요청	request req
 우선순위	priority heapq
 운영체제	os system platform
+원래	original
 월	month
 웹	web http
 위상정렬	topological sort graphlib
 위치	position offset pos location
+윈도우	windows win nt
 유니코드	unicode unicodedata
+유닉스	unix posix epoch
 유사도	similarity ratio
 유저	user
+유지	keep preserve
 유형	type kind
 유효성	valid validate validation
 윤년	leap year isleap
@@ -2299,16 +2385,23 @@ KOREAN_GLOSSARY_TEXT = '''
 인증서	certificate cert ssl
 인코딩	encode encoding
 일	day
+일부	partial part
+일정	fixed constant regular
 일치	match equal
 읽기	read
+읽어오	read load
 임시	temp tmp temporary tempfile
 임포트	import
 입력	input stdin
+있	exists has
 자르기	truncate cut slice
 자식	child children
+자정	midnight
+자주	frequent common most
 작업	task job work
 작업디렉터리	cwd getcwd
 작업자	worker
+잘못	wrong invalid bad
 잠금	lock
 재귀	recursive recurse recursion
 재시도	retry retries
@@ -2321,6 +2414,7 @@ KOREAN_GLOSSARY_TEXT = '''
 접두어	prefix
 접미사	suffix
 접미어	suffix
+접속	connect
 정규분포	normal gauss
 정규식	regex re pattern
 정규표현식	regex re pattern
@@ -2333,18 +2427,23 @@ KOREAN_GLOSSARY_TEXT = '''
 제곱근	sqrt
 제너레이터	generator yield
 제네레이터	generator yield
+제목	subject title
+제출	submit
 제한	limit max
 조각	slice chunk piece
+조건	condition
 조합	combination combinations
 조회	lookup get query select
 종료	exit quit terminate close
 종료코드	exit code returncode status
+좋게	pretty
 주기	interval period
 주문	order
 주석	comment annotation
 주소	address addr
 줄	line lines
 줄바꿈	newline wrap linebreak
+중간	middle
 중단	abort break stop
 중단점	breakpoint
 중복	duplicate duplicates dedup
@@ -2353,11 +2452,14 @@ KOREAN_GLOSSARY_TEXT = '''
 지금	now
 지수	exp exponent
 지연	delay sleep
+지우	delete remove
+지정	specified given
 진법	base radix
 진행	progress
 집합	set
 차이	diff difference delta
 참조	reference ref
+찾	find search
 찾기	find search lookup
 채우기	fill pad
 첨부	attachment attach
@@ -2368,6 +2470,7 @@ KOREAN_GLOSSARY_TEXT = '''
 최대	max maximum
 최대값	max maximum
 최대공약수	gcd
+최빈값	mode
 최소	min minimum
 최소값	min minimum
 최소공배수	lcm
@@ -2377,6 +2480,7 @@ KOREAN_GLOSSARY_TEXT = '''
 축약	reduce
 출력	print output write
 취소	cancel
+치환	substitute replace sub
 카운터	counter count
 캐쉬	cache cached lru
 캐시	cache cached lru
@@ -2415,7 +2519,9 @@ KOREAN_GLOSSARY_TEXT = '''
 통화	currency
 튜플	tuple
 트랜잭션	transaction
+트레이스	trace traceback
 트리	tree
+특정	specific
 파라메터	parameter param
 파라미터	parameter param
 파서	parser
@@ -2425,6 +2531,7 @@ KOREAN_GLOSSARY_TEXT = '''
 파일명	filename name
 파일시스템	filesystem fs os
 파일이름	filename name
+판별	check detect determine
 패스워드	password passwd getpass
 패치	patch
 패키지	package
@@ -2438,13 +2545,16 @@ KOREAN_GLOSSARY_TEXT = '''
 포맷	format
 포트	port
 포함	contains include in
+폭	width
 폴더	folder directory dir
 표본	sample
+표시	display show
 표준에러	stderr
 표준오류	stderr
 표준입력	stdin input
 표준출력	stdout print
 표준편차	stdev
+풀	extract unzip unpack
 프로세스	process
 프로파일	profile profiler cprofile
 프로퍼티	property attribute attr
@@ -2453,11 +2563,14 @@ KOREAN_GLOSSARY_TEXT = '''
 플래그	flag flags
 플랫폼	platform
 피클	pickle
+필드	field
 필터	filter
+하위	sub child
 하위명령	subcommand subparsers
 하위프로세스	subprocess
 함수	function func
 합계	sum total
+합치	merge join combine
 합치기	join merge concat
 해석	resolve interpret
 해시	hash hashlib digest
@@ -2471,6 +2584,7 @@ KOREAN_GLOSSARY_TEXT = '''
 호출	call invoke
 호환	compat compatible
 홈	home
+화면	screen display
 확률	probability
 확인	check verify
 확장자	extension suffix ext
@@ -2478,10 +2592,124 @@ KOREAN_GLOSSARY_TEXT = '''
 환경변수	environ env getenv
 환경설정	config configuration settings
 횟수	count times
+후	after later
 힌트	hint hints
 힙	heap heapq
 '''
 KOREAN_GLOSSARY = read_glossary(KOREAN_GLOSSARY_TEXT)
+
+
+# English words that name the same thing in code, one group a line.  A question's word
+# also looks for the others in its group, at SYNONYM_WEIGHT.
+ENGLISH_SYNONYMS_TEXT = '''
+folder directory dir
+subfolder subdirectory subdir
+delete remove unlink rm erase
+create make new mk build
+copy clone duplicate
+move rename mv
+executable program binary exe
+biggest largest max maximum
+smallest min minimum
+begin start
+finish end complete done
+stop halt terminate kill
+wait join block
+run execute exec call invoke
+current now today
+random rand
+check validate verify test
+convert transform
+parse decode read
+write dump save store
+load read restore
+print display show output
+text string str
+number num int integer
+list sequence array
+dict mapping map dictionary
+error exception err failure
+warning warn
+message msg
+argument arg param parameter
+option flag opt
+command cmd
+environment env environ
+variable var
+temporary temp tmp
+configuration config conf settings setting
+connection conn connect
+address addr
+password passwd
+directory dir folder
+file path
+size length len
+count number total
+sum total add
+average mean
+combine join merge concatenate
+split separate divide
+replace substitute sub
+search find lookup locate
+match matches fnmatch
+pattern regex re
+compress zip gzip deflate
+decompress unzip extract inflate
+archive tar zip
+encrypt cipher
+hash digest checksum
+timeout deadline limit
+retry again repeat
+schedule enter delay
+thread threading
+process subprocess proc
+lock mutex
+queue fifo
+async asyncio coroutine
+callback handler hook
+url uri link
+web http html
+email mail message
+header headers
+date day calendar
+time clock timestamp
+year annual
+month monthly
+week weekly
+escape quote
+unescape unquote
+indent indentation
+wrap fill
+shorten truncate abbreviate
+similar close fuzzy
+difference diff delta
+sort order sorted
+reverse reversed backwards
+unique distinct dedupe
+duplicate copy deepcopy
+object instance obj
+class type
+function func callable
+method meth
+attribute attr property
+module mod package
+import load
+traceback stack trace
+debug debugger breakpoint pdb
+log logging logger
+profile profiler stats
+memory mem cache
+cache memoize lru
+generator iterator iter
+loop iterate
+user username
+home expanduser
+browser webbrowser
+terminal console tty
+screen display
+color colour
+'''
+ENGLISH_SYNONYMS = read_synonyms(ENGLISH_SYNONYMS_TEXT)
 
 
 if __name__ == '__main__':
