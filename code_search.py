@@ -21,7 +21,6 @@ import argparse
 import ast
 import bisect
 import collections
-import concurrent.futures
 import contextlib
 import datetime
 import fnmatch
@@ -798,6 +797,7 @@ def run_jobs(jobs, jobs_wanted, report):
     results = []
     if workers > 1 and len(jobs) >= PARALLEL_MIN_FILES:
         try:
+            import concurrent.futures      # only index needs it; search starts faster
             with concurrent.futures.ProcessPoolExecutor(workers) as pool:
                 for result in pool.map(index_one_file, jobs, chunksize=16):
                     results.append(result)
