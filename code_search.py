@@ -37,6 +37,7 @@ import sys
 import time
 import tokenize
 import warnings
+import zlib
 from pathlib import Path
 
 try:
@@ -72,8 +73,10 @@ TEST_FILE_WEIGHT = 0.5      # test code ranks lower unless the question mentions
 GLOSSARY_WEIGHT = 0.8       # an English word reached through the Korean glossary
 SYNONYM_WEIGHT = 0.5        # another word for a question's word (folder -> directory)
 PRIVATE_NAME_WEIGHT = 0.7   # _private definitions rank below public ones
+EXACT_NAME_WEIGHT = 2.0     # a definition named exactly as the question spells a name
 DEFAULT_TOP_K = 2           # the tutorial's default
-MAX_FILE_SIZE = 4 * 1024 * 1024   # larger files are skipped (--max-file-size)
+MAX_FILE_SIZE = 2 * 1024 * 1024   # larger files are skipped (--max-file-size): parsing
+                                  # takes up to ~200x a file's size in memory
 READ_BACK_LIMIT = 256 * 1024 * 1024  # reading an indexed file back for its lines
 ONE_SHOT_HINT_SECONDS = 2.0       # slower one-shot builds suggest index + search
 LOCK_TIMEOUT_SECONDS = 60.0
@@ -216,7 +219,8 @@ def walk_tree(root, hidden=False, no_ignore=False, exclude=()):
             with os.scandir(folder) as listing:
                 entries = sorted(listing, key=lambda e: e.name)
         except OSError as error:
-            yield ('skip', prefix or '.', f'cannot list folder: {error.strerror}', False)
+            yield ('skip', prefix or '.', f'skipped: cannot list folder: {error.strerror}',
+                   False)
             continue
         if not no_ignore:
             rules = list(rules)
@@ -231,12 +235,12 @@ def walk_tree(root, hidden=False, no_ignore=False, exclude=()):
                 is_link = entry.is_symlink()
                 is_dir = not is_link and entry.is_dir(follow_symlinks=False)
             except OSError as error:
-                yield ('skip', relative, f'cannot stat: {error.strerror}', False)
+                yield ('skip', relative, f'skipped: cannot stat: {error.strerror}', False)
                 continue
             if is_link:
                 if entry.name.endswith('.py') or os.path.isdir(entry.path) \
                         or not os.path.exists(entry.path):
-                    yield ('skip', relative, 'symbolic link (not followed)', False)
+                    yield ('skip', relative, 'skipped: symbolic link (not followed)', False)
                 continue
             if is_dir and entry.name in SKIP_DIRS:
                 yield ('skip', relative + '/', 'tool or version-control folder', True)
@@ -260,30 +264,45 @@ def walk_tree(root, hidden=False, no_ignore=False, exclude=()):
                 continue
             if os.path.normcase(os.path.abspath(entry.path)) in exclude:
                 continue
+            try:
+                regular = entry.is_file(follow_symlinks=False)
+            except OSError:
+                regular = False
+            if not regular:
+                yield ('skip', relative, 'skipped: not a regular file', False)
+                continue
             yield ('file', relative, entry.path)
         pending.extend(reversed(subfolders))
 
 
 def read_bytes(path, limit):
     """Read a regular file without following links or blocking on FIFOs and devices."""
+    return read_file(path, limit)[0]
+
+
+def read_file(path, limit):
+    """(bytes, fstat) of a regular file, read through one descriptor so both agree."""
     flags = os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0) | getattr(os, 'O_NOFOLLOW', 0) \
         | getattr(os, 'O_BINARY', 0) | getattr(os, 'O_CLOEXEC', 0)
     try:
         fd = os.open(path, flags)
     except FileNotFoundError:
-        raise SkipFile('vanished while indexing') from None
+        raise SkipFile('skipped: vanished while indexing') from None
     except PermissionError:
-        raise SkipFile('permission denied') from None
+        raise SkipFile('skipped: permission denied') from None
     except OSError as error:
         if os.path.islink(path):
-            raise SkipFile('symbolic link (not followed)') from None
-        raise SkipFile(f'cannot open: {error.strerror}') from None
+            raise SkipFile('skipped: symbolic link (not followed)') from None
+        if not os.path.isfile(path):
+            raise SkipFile('skipped: not a regular file') from None
+        raise SkipFile(f'skipped: cannot open: {error.strerror}') from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise SkipFile('not a regular file')
+            raise SkipFile('skipped: not a regular file')
         if info.st_size > limit:
-            raise SkipFile(f'larger than --max-file-size ({info.st_size} > {limit} bytes)')
+            raise SkipFile(f'skipped: larger than --max-file-size '
+                           f'({info.st_size} > {limit} bytes)')
         parts, size = [], 0
         while True:
             part = os.read(fd, 1 << 20)
@@ -291,11 +310,12 @@ def read_bytes(path, limit):
                 break
             size += len(part)
             if size > limit:
-                raise SkipFile(f'larger than --max-file-size (more than {limit} bytes)')
+                raise SkipFile(f'skipped: larger than --max-file-size '
+                               f'(more than {limit} bytes)')
             parts.append(part)
-        return b''.join(parts)
+        return b''.join(parts), info
     except OSError as error:
-        raise SkipFile(f'cannot read: {error.strerror}') from None
+        raise SkipFile(f'skipped: cannot read: {error.strerror}') from None
     finally:
         os.close(fd)
 
@@ -303,6 +323,7 @@ def read_bytes(path, limit):
 # --- Chunking: bytes -> lines numbered as Python numbers them -> chunks ---------------
 
 LINE_BREAK = re.compile(r'\r\n|\r|\n')
+LINE_BREAK_BYTES = re.compile(rb'\r\n|\r|\n')
 # Definitions live only in statement lists, so the walk visits just these fields, in
 # the order ast lists them (the tutorial's NodeVisitor order).
 STATEMENT_FIELDS = ('body', 'handlers', 'orelse', 'finalbody', 'cases')
@@ -313,18 +334,30 @@ COMPOUND_STATEMENTS = frozenset(getattr(ast, name) for name in (
 CONSTANT_NAME = re.compile(r'_*[A-Z][A-Z0-9_]*\Z')
 
 
+def first_two_lines(data):
+    """The first two lines, each ending in \\n, whatever line breaks the file uses."""
+    lines, start = [], 0
+    for match in LINE_BREAK_BYTES.finditer(data):
+        lines.append(data[start:match.start()] + b'\n')
+        start = match.end()
+        if len(lines) == 2:
+            return lines
+    return lines + [data[start:]]
+
+
 def decode_source(data):
     """Decode bytes as Python does: BOM, then PEP 263 coding cookie, else UTF-8."""
+    lines = iter(first_two_lines(data))
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        encoding, _ = tokenize.detect_encoding(lambda: next(lines, b''))
     except SyntaxError as error:
-        raise SkipFile(f'cannot decode: {error.msg if hasattr(error, "msg") else error}',
+        raise SkipFile(f'cannot decode: {getattr(error, "msg", error)}',
                        getattr(error, 'lineno', 0) or 0) from None
     try:
         return data.decode(encoding)
-    except (UnicodeDecodeError, LookupError) as error:
+    except (ValueError, LookupError, TypeError) as error:     # UnicodeError and kin
         start = getattr(error, 'start', 0)
-        line = data.count(b'\n', 0, start) + 1
+        line = len(LINE_BREAK_BYTES.findall(data, 0, start)) + 1
         raise SkipFile(f'cannot decode as {encoding}', line) from None
 
 
@@ -660,8 +693,7 @@ def index_one_file(job):
     """Worker: read, hash, parse and tokenise one file -> ('ok', record) or ('skip', ...)."""
     relative, path, fid, limit = job
     try:
-        info = os.lstat(path)
-        data = read_bytes(path, limit)
+        data, info = read_file(path, limit)
         chunks = chunk_source(data, relative)
     except SkipFile as skip:
         return ('skip', relative, skip.line, skip.reason)
@@ -733,7 +765,7 @@ def update_index(root, old, options, report=None):
     drop_postings(postings, removed_records)
     add_postings(postings, [added[relative].pop('segments') for relative in sorted(added)])
     current.update(added)
-    deleted = sum(1 for relative in previous if relative not in found)
+    deleted = sum(1 for relative in previous if relative not in current)
     skipped.sort(key=lambda s: s['path'])
     changed = added or removed_records or refreshed or skipped != index.get('skipped') \
         or not reusable
@@ -985,22 +1017,20 @@ def safe_relative_path(relative):
         and all(part not in ('', '.', '..') for part in parts) and '\\' not in relative
 
 
-def rows_are_sound(record):
-    """Every chunk row decodes, has a valid line range, and the count matches."""
-    try:
-        rows = decode_rows(record['rows'])
-    except ValueError:
-        return False
-    return len(rows) == record['count'] and all(
-        len(row) == ROW_LENGTHS + len(FIELDS) and 1 <= row[ROW_START] <= row[ROW_END]
-        and min(row[ROW_LENGTHS:]) >= 0 for row in rows)
+def content_checksum(index):
+    """CRC-32 over the postings and chunk rows, so a hand-edited or damaged index is
+    rebuilt by the next `index` run instead of being carried forward."""
+    parts = [f'{relative}\0{record["fid"]}\0{record["rows"]}'
+             for relative, record in index['files'].items()]
+    parts.extend(f'{term}\0{value}' for term, value in index['postings'].items())
+    return zlib.crc32('\1'.join(parts).encode('utf-8', 'surrogatepass'))
 
 
 def index_problem(index, deep=True):
     """Why a parsed index cannot be used, or '' when its structure is sound.
 
-    deep=False skips decoding every chunk row (search decodes what it touches, and a
-    bad row found then is reported the same way).
+    deep=False skips the checksum over postings and rows: search checks the rows it
+    decodes, and anything broken it meets is reported as a damaged index the same way.
     """
     if not isinstance(index, dict):
         return 'not a code_search index (not a JSON object)'
@@ -1029,18 +1059,19 @@ def index_problem(index, deep=True):
                 or not safe_relative_path(relative):
             return f'damaged index: bad record for {relative!r}'
         fids.add(record['fid'])
-        if deep and not rows_are_sound(record):
-            return f'damaged index: bad chunk rows for {relative!r}'
     if index['chunk_count'] != sum(r['count'] for r in index['files'].values()) \
             or len(index['field_totals']) != len(FIELDS):
         return 'damaged index: chunk counts do not add up'
     if not all(isinstance(v, str) for v in index['postings'].values()):
         return 'damaged index: bad postings'
+    if deep and index.get('checksum') != content_checksum(index):
+        return 'damaged index: its content does not match its checksum'
     return ''
 
 
 # --- Ranking: field-weighted BM25 over the postings ------------------------------------
 
+IDENTIFIER_LIKE = re.compile(r'_|\.|[a-z][A-Z]|[A-Za-z][0-9]')
 PRIVATE_NAME = re.compile(r'(^|\.)_(?!_)')
 TEST_PATH = re.compile(r'(^|/)(tests?|testing|idle_test)/|(^|/)test_[^/]*$|_tests?\.py$')
 
@@ -1132,8 +1163,9 @@ def file_rows(index, relative):
     rows = index['decoded'].get(relative)
     if rows is None:
         rows = index['decoded'][relative] = decode_rows(index['files'][relative]['rows'])
-        if len(rows) != index['files'][relative]['count']:
-            raise ValueError(f'chunk rows of {relative} do not match their count')
+        if len(rows) != index['files'][relative]['count'] or not all(
+                1 <= row[ROW_START] <= row[ROW_END] for row in rows):
+            raise ValueError(f'chunk rows of {relative} are damaged')
     return rows
 
 
@@ -1147,6 +1179,18 @@ def chunk_entry(index, number):
     return {'id': f'code-{number + 1}', 'path': relative, 'symbol': row[ROW_SYMBOL],
             'kind': row[ROW_KIND], 'start': row[ROW_START], 'end': row[ROW_END],
             'revision': index['files'][relative]['revision']}
+
+
+def named_in_question(question):
+    """Lowercased names a question spells like code: snake_case, camelCase, dotted.
+
+    A definition with exactly that name is what the asker wants, above code that merely
+    mentions it.  A one-word question counts as a name too.
+    """
+    words = re.findall(r'[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*', question)
+    if len(words) == 1 and len(question.split()) == 1:
+        return {words[0].lower()}
+    return {word.lower() for word in words if IDENTIFIER_LIKE.search(word)}
 
 
 def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None):
@@ -1194,9 +1238,13 @@ def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None):
             scores[n] = scores.get(n, 0.0) + query_weight * idf * tf * (BM25_K1 + 1) \
                 / (BM25_K1 + tf)
     wants_tests = any(term.startswith('test') for term in anchors)
+    named = named_in_question(question)
     scores = {n: score for n, score in scores.items() if n in anchored}
     for n in scores:
         relative, row = row_of[n]
+        symbol = row[ROW_SYMBOL].lower()
+        if symbol in named or symbol.rpartition('.')[2] in named:
+            scores[n] *= EXACT_NAME_WEIGHT
         if not wants_tests and TEST_PATH.search(relative):
             scores[n] *= TEST_FILE_WEIGHT
         if PRIVATE_NAME.search(row[ROW_SYMBOL]):
@@ -1844,6 +1892,7 @@ def run_index(args):
         if stats['changed'] or old is None:
             index['indexed_at'] = datetime.datetime.now(datetime.timezone.utc) \
                 .strftime('%Y-%m-%dT%H:%M:%SZ')
+            index['checksum'] = content_checksum(index)
             write_index(index, args.out)
     report_skipped(index['skipped'])
     print(f"갱신 파일: {stats['updated']}, 제거 파일: {stats['removed']}, "

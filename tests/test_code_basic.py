@@ -1,0 +1,772 @@
+"""Basic behaviour of code_search.py: the tutorial API, line provenance, chunk kinds,
+walking the root, the index/search command line and incremental updates."""
+import ast
+import codecs
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+import code_search  # noqa: E402
+
+TOOL = ROOT / 'code_search.py'
+DEMO = ROOT / 'demo'
+NOT_FOUND = '관련 함수를 찾지 못했습니다.'
+TUTORIAL_HIT = ('[code-2] shop.py:10-12 Invoice.total_with_tax\n'
+                '    def total_with_tax(self, amount, tax_rate):\n'
+                '        """Calculate invoice total including tax."""\n'
+                '        return round(amount * (1 + tax_rate), 2)\n')
+SUMMARY = re.compile(r'갱신 파일: (\d+), 제거 파일: (\d+), 건너뛴 파일: (\d+) '
+                     r'\(파일 (\d+)개, 조각 (\d+)개\)\Z')
+
+
+def run_cli(*args, cwd=None, timeout=120):
+    env = dict(os.environ, PYTHONIOENCODING='utf-8', PYTHONDONTWRITEBYTECODE='1')
+    return subprocess.run([sys.executable, str(TOOL)] + [str(a) for a in args],
+                          capture_output=True, text=True, encoding='utf-8', cwd=cwd,
+                          env=env, timeout=timeout)
+
+
+def write(path, text, encoding='utf-8'):
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = text if isinstance(text, bytes) else text.encode(encoding)
+    path.write_bytes(data)
+    return path
+
+
+COOKIE = re.compile(r'^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)')
+BLANK_OR_COMMENT = re.compile(r'^[ \t\f]*(?:#.*)?\Z')
+
+
+def decode_like_python(data):
+    """Independent decoding: BOM, then a PEP 263 cookie on line 1 or 2, else UTF-8."""
+    if data.startswith(codecs.BOM_UTF8):
+        return data[3:].decode('utf-8')
+    first_lines = re.split(rb'\r\n|\r|\n', data, maxsplit=2)[:2]
+    for number, raw in enumerate(first_lines):
+        line = raw.decode('latin-1')
+        match = COOKIE.match(line)
+        if match:
+            return data.decode(codecs.lookup(match.group(1)).name)
+        if number == 0 and not BLANK_OR_COMMENT.match(line):
+            break
+    return data.decode('utf-8')
+
+
+def real_lines(data):
+    """The file's lines: the decoded text split at \\r\\n, \\r and \\n only."""
+    lines = re.split(r'\r\n|\r|\n', decode_like_python(data))
+    if lines and lines[-1] == '':
+        lines.pop()
+    return lines
+
+
+def expected_chunks(data):
+    """(symbol, kind, start, end) as ast reports them, by a recursive walk of our own."""
+    tree = ast.parse(data)
+    found = []
+
+    def visit(node, scope, in_class):
+        for field in ('body', 'handlers', 'orelse', 'finalbody', 'cases'):
+            for child in getattr(node, field, None) or ():
+                handle(child, scope, in_class, node is tree)
+
+    def handle(node, scope, in_class, top):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            name = '.'.join(scope + [node.name])
+            if isinstance(node, ast.ClassDef):
+                if not any(isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef))
+                           for c in node.body):
+                    found.append((name, 'class', start, node.end_lineno))
+                visit(node, scope + [node.name], True)
+            else:
+                found.append((name, 'method' if in_class else 'function', start,
+                              node.end_lineno))
+                visit(node, scope + [node.name], False)
+        elif top and isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if isinstance(node, ast.AnnAssign) and node.value is None:
+                return
+            for target in targets:
+                if isinstance(target, ast.Name) and re.match(r'_*[A-Z][A-Z0-9_]*\Z',
+                                                             target.id):
+                    found.append((target.id, 'constant', node.lineno, node.end_lineno))
+                    break
+        else:
+            visit(node, scope, in_class)
+
+    visit(tree, [], False)
+    return found
+
+
+class ProvenanceMixin:
+    def assert_provenance(self, data, name='x.py'):
+        """Every chunk's text is the file's real lines, numbered as ast numbers them."""
+        chunks = code_search.chunk_source(data, name)
+        lines = real_lines(data)
+        self.assertEqual([(c['symbol'], c['kind'], c['start'], c['end']) for c in chunks],
+                         expected_chunks(data))
+        for chunk in chunks:
+            self.assertTrue(1 <= chunk['start'] <= chunk['end'] <= len(lines), chunk)
+            self.assertEqual(chunk['text'], '\n'.join(lines[chunk['start'] - 1:chunk['end']]),
+                             chunk['symbol'])
+        return chunks
+
+
+class TutorialApiTests(unittest.TestCase):
+    def test_demo_method_location_and_id(self):
+        chunks = code_search.build_index(DEMO)
+        self.assertEqual([(c['id'], c['symbol']) for c in chunks],
+                         [('code-1', 'retry_count'), ('code-2', 'Invoice.total_with_tax'),
+                          ('code-3', 'cancel_order')])
+        hit = code_search.retrieve('invoice total tax', chunks, 1)[0]
+        self.assertEqual((hit['id'], hit['path'], hit['symbol'], hit['start'], hit['end']),
+                         ('code-2', 'shop.py', 'Invoice.total_with_tax', 10, 12))
+        original = (DEMO / 'shop.py').read_text(encoding='utf-8').splitlines()
+        self.assertEqual(hit['text'], '\n'.join(original[9:12]))
+        data = (DEMO / 'shop.py').read_bytes()
+        self.assertEqual(hit['revision'], hashlib.sha256(data).hexdigest()[:12])
+
+    def test_index_file_decorator_async_nested(self):
+        with tempfile.TemporaryDirectory() as folder:
+            root = Path(folder)
+            path = write(root / 'sample.py',
+                         '@trace\n@other(1,\n  2)\nasync def outer():\n    def inner():\n'
+                         '        return 1\n    return inner()\n')
+            chunks = code_search.index_file(path, root)
+            self.assertEqual([(c['symbol'], c['kind'], c['start'], c['end']) for c in chunks],
+                             [('outer', 'function', 1, 7), ('outer.inner', 'function', 5, 6)])
+            self.assertEqual(chunks[0]['text'].split('\n')[0], '@trace')
+            self.assertEqual(chunks[0]['path'], 'sample.py')
+
+    def test_decorated_method_starts_at_decorator(self):
+        with tempfile.TemporaryDirectory() as folder:
+            root = Path(folder)
+            write(root / 'a.py', 'class K:\n    x = 1\n\n    @property\n    @cached\n'
+                                 '    def value(self):\n        return 2\n')
+            chunks = code_search.build_index(root)
+            self.assertEqual([(c['id'], c['symbol'], c['kind'], c['start'], c['end'])
+                              for c in chunks], [('code-1', 'K.value', 'method', 4, 7)])
+
+    def test_source_is_not_executed(self):
+        with tempfile.TemporaryDirectory() as folder:
+            root = Path(folder)
+            marker = root / 'MARKER'
+            write(root / 'evil.py',
+                  f'open({str(marker)!r}, "w").write("ran")\nraise RuntimeError("do not run")\n'
+                  'def safe():\n    return 1\n')
+            write(root / '__init__.py', f'open({str(marker)!r}, "w").write("ran")\n')
+            chunks = code_search.build_index(root)
+            self.assertEqual([c['symbol'] for c in chunks], ['safe'])
+            self.assertFalse(marker.exists())
+            result = run_cli(root, 'safe')
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertFalse(marker.exists())
+
+    def test_syntax_error_raises(self):
+        with tempfile.TemporaryDirectory() as folder:
+            write(Path(folder) / 'good.py', 'def fine():\n    pass\n')
+            write(Path(folder) / 'bad.py', 'def broken(')
+            with self.assertRaises(SyntaxError):
+                code_search.build_index(folder)
+
+    def test_tokens(self):
+        self.assertEqual(code_search.tokens('totalWith_tax'), {'total', 'tax'})
+        self.assertEqual(code_search.tokens('The Invoice of tax'), {'invoice', 'tax'})
+
+    def test_retrieve_rejects_nonpositive_top_k(self):
+        with self.assertRaises(ValueError):
+            code_search.retrieve('tax', code_search.build_index(DEMO), 0)
+
+    def test_no_match(self):
+        self.assertEqual(code_search.retrieve('spaceship', code_search.build_index(DEMO)), [])
+
+    def test_korean_question(self):
+        hits = code_search.retrieve('세금 포함 합계', code_search.build_index(DEMO))
+        self.assertEqual(hits[0]['symbol'], 'Invoice.total_with_tax')
+        result = run_cli('demo', '세금 포함 합계', '--top-k', '1', cwd=ROOT)
+        self.assertEqual((result.returncode, result.stdout), (0, TUTORIAL_HIT))
+
+
+class LineProvenanceTests(ProvenanceMixin, unittest.TestCase):
+    BODY = ('"""Module doc {mark}."""\n'
+            'RATE = "{mark}"\n'
+            '\n'
+            'def first(a):\n'
+            '    """Doc {mark}."""\n'
+            '    return a  # {mark}\n'
+            '\n'
+            'class Box:\n'
+            '    label = "{mark}"\n'
+            '\n'
+            '    @staticmethod\n'
+            '    def open(x):\n'
+            '        s = """multi\n'
+            '{mark}\n'
+            'line"""\n'
+            '        return s\n'
+            '\n'
+            'class Empty:\n'
+            '    """No methods {mark}."""\n'
+            '\n'
+            'async def last():\n'
+            '    return "{mark}"\n')
+
+    def test_utf8_bom(self):
+        data = codecs.BOM_UTF8 + self.BODY.format(mark='세금 é').encode('utf-8')
+        chunks = self.assert_provenance(data)
+        self.assertEqual(len(chunks), 5)
+
+    def test_coding_cookies(self):
+        for encoding, mark in (('latin-1', 'café ñ'), ('cp949', '세금 합계'),
+                               ('euc-kr', '송장 금액')):
+            with self.subTest(encoding=encoding):
+                text = f'# -*- coding: {encoding} -*-\n' + self.BODY.format(mark=mark)
+                data = text.encode(encoding)
+                self.assertNotEqual(data, text.encode('utf-8'))
+                chunks = self.assert_provenance(data)
+                self.assertEqual(len(chunks), 5)
+                self.assertIn(mark, chunks[0]['text'])
+
+    def test_cookie_on_second_line_after_shebang(self):
+        text = '#!/usr/bin/env python\n# vim: set fileencoding=latin-1 :\n' + \
+            self.BODY.format(mark='déjà')
+        self.assertEqual(len(self.assert_provenance(text.encode('latin-1'))), 5)
+
+    def test_line_endings(self):
+        body = self.BODY.format(mark='x')
+        for name, newline in (('CRLF', '\r\n'), ('CR', '\r'), ('LF', '\n')):
+            with self.subTest(newline=name):
+                chunks = self.assert_provenance(body.replace('\n', newline).encode('utf-8'))
+                self.assertEqual([c['start'] for c in chunks], [2, 4, 11, 18, 21])
+
+    def test_mixed_line_endings(self):
+        lines = self.BODY.format(mark='m').split('\n')
+        endings = ['\r\n', '\r', '\n']
+        text = ''.join(line + endings[i % 3] for i, line in enumerate(lines[:-1]))
+        self.assertEqual(len(self.assert_provenance(text.encode('utf-8'))), 5)
+
+    def test_cookie_with_cr_only_line_endings(self):
+        # CPython itself parses this file (cookie line ended by a lone \r).
+        text = '# -*- coding: latin-1 -*-\n' + self.BODY.format(mark='café')
+        data = text.replace('\n', '\r').encode('latin-1')
+        ast.parse(data)
+        self.assertEqual(len(self.assert_provenance(data)), 5)
+
+    def test_cookie_beyond_line_two_in_cr_only_file_is_ignored(self):
+        # Python reads a cookie on line 1 or 2 only; line 3's is a plain comment.
+        data = b"# hello\rX = '\xc3\xa9'\r# coding: latin-1\rdef f():\r    return X\r"
+        self.assertEqual(ast.parse(data).body[0].value.value, '\u00e9')
+        chunks = self.assert_provenance(data)
+        self.assertEqual(chunks[0]['text'], "X = '\u00e9'")
+
+    def test_other_unicode_line_breaks_are_not_lines(self):
+        odd = '\x0c \x0b \x1c \x1d \x1e \x85 \u2028 \u2029'
+        text = (f'# comment {odd} end\n'
+                f'MARK = "{odd}"\n'
+                '\x0c\n'
+                '\x0cdef after_breaks():\n'
+                f'    s = """{odd}\n'
+                f'    {odd}"""  # {odd}\n'
+                '    return s\n'
+                '\n'
+                'class K:\n'
+                f'    def m(self):  # {odd}\n'
+                f'        return "\\x1e{odd}"\n'
+                f'def tail():\n    return "{odd}"\n')
+        data = text.encode('utf-8')
+        chunks = self.assert_provenance(data)
+        self.assertEqual([(c['symbol'], c['start'], c['end']) for c in chunks],
+                         [('MARK', 2, 2), ('after_breaks', 4, 7), ('K.m', 10, 11),
+                          ('tail', 12, 13)])
+        # Also through the index + search path, read back from disk.
+        with tempfile.TemporaryDirectory() as folder:
+            root = Path(folder)
+            write(root / 'odd.py', data)
+            out = root / 'idx.json'
+            self.assertEqual(run_cli('index', root, '--out', out).returncode, 0)
+            result = run_cli('search', 'after_breaks', '--index', out, '--json', '--top-k', '1')
+            hit = json.loads(result.stdout)['results'][0]
+            self.assertEqual((hit['symbol'], hit['start'], hit['end']), ('after_breaks', 4, 7))
+            self.assertEqual(hit['text'], '\n'.join(real_lines(data)[3:7]))
+
+    def test_stdlib_sample(self):
+        stdlib = Path(sysconfig.get_paths()['stdlib'])
+        files = sorted(p for p in stdlib.rglob('*.py')
+                       if 'site-packages' not in p.parts and p.is_file() and not p.is_symlink())
+        self.assertGreater(len(files), 200)
+        sample = [files[i * len(files) // 40] for i in range(40)]
+        checked = 0
+        for path in sample:
+            data = path.read_bytes()
+            with self.subTest(path=str(path.relative_to(stdlib))):
+                try:
+                    ast.parse(data)
+                except (SyntaxError, ValueError):
+                    with self.assertRaises(code_search.SkipFile):
+                        code_search.chunk_source(data, path.name)
+                    continue
+                self.assert_provenance(data, path.name)
+                checked += 1
+        self.assertGreater(checked, 30)
+
+
+class ChunkKindTests(unittest.TestCase):
+    def test_kinds_and_ids(self):
+        with tempfile.TemporaryDirectory() as folder:
+            root = Path(folder)
+            write(root / 'a.py',
+                  'MAX_SIZE = 10\n'
+                  'lower_case = 1\n'
+                  '_PRIVATE_LIMIT: int = 5\n'
+                  'Annotated: int\n'
+                  'A, B = 1, 2\n'
+                  'if True:\n    NOT_TOP = 3\n'
+                  'class Plain:\n    """Only data."""\n    size = 1\n'
+                  'class WithMethod:\n    def run(self):\n        INNER = 2\n        return INNER\n'
+                  '    class Nested:\n        pass\n'
+                  'def helper():\n    pass\n')
+            write(root / 'b.py', 'def other():\n    def inner():\n        pass\n')
+            chunks = code_search.build_index(root)
+        self.assertEqual([(c['id'], c['path'], c['symbol'], c['kind'], c['start'], c['end'])
+                          for c in chunks],
+                         [('code-1', 'a.py', 'MAX_SIZE', 'constant', 1, 1),
+                          ('code-2', 'a.py', '_PRIVATE_LIMIT', 'constant', 3, 3),
+                          ('code-3', 'a.py', 'Plain', 'class', 8, 10),
+                          ('code-4', 'a.py', 'WithMethod.run', 'method', 12, 14),
+                          ('code-5', 'a.py', 'WithMethod.Nested', 'class', 15, 16),
+                          ('code-6', 'a.py', 'helper', 'function', 17, 18),
+                          ('code-7', 'b.py', 'other', 'function', 1, 3),
+                          ('code-8', 'b.py', 'other.inner', 'function', 2, 3)])
+
+    def test_class_only_information_is_findable(self):
+        with tempfile.TemporaryDirectory() as folder:
+            root = Path(folder)
+            write(root / 'settings.py', 'RETRY_BACKOFF_SECONDS = 30\n'
+                                        'class Palette:\n    """Spaceship colours."""\n')
+            hits = code_search.retrieve('spaceship', code_search.build_index(root), 1)
+            self.assertEqual(hits[0]['symbol'], 'Palette')
+            hits = code_search.retrieve('retry backoff', code_search.build_index(root), 1)
+            self.assertEqual(hits[0]['symbol'], 'RETRY_BACKOFF_SECONDS')
+
+
+def make_walk_tree(root):
+    write(root / 'a.py', 'def alpha_walk():\n    pass\n')
+    write(root / 'sub' / 'b.py', 'def beta_walk():\n    pass\n')
+    write(root / 'pkg.py' / 'inner.py', 'def inner_walk():\n    pass\n')
+    write(root / 'notes.txt', 'def not_python():\n')
+    for skip in ('.git', '.hg', '.svn', '__pycache__', 'node_modules', '.tox', '.mypy_cache',
+                 '.pytest_cache'):
+        write(root / skip / 'x.py', 'def vcs_walk():\n    pass\n')
+    write(root / 'env1' / 'pyvenv.cfg', 'home = /usr/bin\n')
+    write(root / 'env1' / 'lib.py', 'def venv_walk():\n    pass\n')
+    write(root / 'venv' / '__init__.py', 'def stdlib_venv_walk():\n    pass\n')
+    write(root / '.hidden.py', 'def hidden_walk():\n    pass\n')
+    write(root / '.hiddendir' / 'h.py', 'def hidden_dir_walk():\n    pass\n')
+    os.symlink('a.py', root / 'link_file.py')
+    os.symlink('sub', root / 'linkdir')
+
+
+WALK_INDEXED = ['a.py', 'pkg.py/inner.py', 'sub/b.py', 'venv/__init__.py']
+
+
+class WalkingTests(unittest.TestCase):
+    def files(self, root, **options):
+        return [item[1] for item in code_search.walk_tree(root, **options) if item[0] == 'file']
+
+    def test_walk_tree_rules(self):
+        with tempfile.TemporaryDirectory() as folder:
+            root = Path(folder)
+            make_walk_tree(root)
+            self.assertEqual(self.files(root), WALK_INDEXED)
+            self.assertEqual(sorted(self.files(root, hidden=True)),
+                             sorted(['.hidden.py', '.hiddendir/h.py'] + WALK_INDEXED))
+            skips = {item[1]: item for item in code_search.walk_tree(root) if item[0] == 'skip'}
+            self.assertFalse(skips['link_file.py'][3])
+            self.assertFalse(skips['linkdir'][3])
+
+    def test_cli_index_reports_links_and_indexes_the_rest(self):
+        with tempfile.TemporaryDirectory() as folder:
+            root = Path(folder) / 'root'
+            make_walk_tree(root)
+            out = Path(folder) / 'idx.json'
+            result = run_cli('index', root, '--out', out)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            lines = result.stderr.splitlines()
+            self.assertEqual(len(lines), 3, lines)
+            self.assertRegex(lines[0], r'^link_file\.py:0: (skipped: )?symbolic link '
+                                       r'\(not followed\)$')
+            self.assertRegex(lines[1], r'^linkdir/?:0: (skipped: )?symbolic link '
+                                       r'\(not followed\)$')
+            self.assertEqual(lines[2], 'skipped 2 file(s)')
+            self.assertRegex(result.stdout.strip(), SUMMARY)
+            self.assertEqual(SUMMARY.match(result.stdout.strip()).groups()[:4],
+                             ('4', '0', '2', '4'))
+            index = json.loads(out.read_text(encoding='utf-8'))
+            self.assertEqual(sorted(index['files']), sorted(WALK_INDEXED))
+            for name, found in (('alpha_walk', 'a.py'), ('inner_walk', 'pkg.py/inner.py'),
+                                ('stdlib_venv_walk', 'venv/__init__.py'),
+                                ('vcs_walk', None), ('venv_walk', None), ('hidden_walk', None)):
+                search = run_cli('search', name, '--index', out, '--json', '--top-k', '1')
+                results = json.loads(search.stdout)['results']
+                if found is None:
+                    self.assertEqual([r['symbol'] for r in results if r['symbol'] == name], [])
+                else:
+                    self.assertEqual((results[0]['path'], results[0]['symbol']), (found, name))
+
+    def test_hidden_flag(self):
+        with tempfile.TemporaryDirectory() as folder:
+            root = Path(folder) / 'root'
+            make_walk_tree(root)
+            out = Path(folder) / 'idx.json'
+            self.assertEqual(run_cli('index', root, '--out', out, '--hidden').returncode, 0)
+            index = json.loads(out.read_text(encoding='utf-8'))
+            self.assertEqual(sorted(index['files']),
+                             sorted(WALK_INDEXED + ['.hidden.py', '.hiddendir/h.py']))
+
+    def test_dry_run_lists_and_writes_nothing(self):
+        with tempfile.TemporaryDirectory() as folder:
+            root = Path(folder) / 'root'
+            make_walk_tree(root)
+            out = Path(folder) / 'idx.json'
+            before = sorted(os.listdir(folder))
+            result = run_cli('index', root, '--out', out, '--dry-run')
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertEqual(sorted(os.listdir(folder)), before)
+            lines = result.stdout.splitlines()
+            self.assertEqual([line[len('index '):] for line in lines if line.startswith('index ')],
+                             WALK_INDEXED)
+            skips = dict(re.match(r'skip\s+(.+?): (.+)$', line).groups()
+                         for line in lines if line.startswith('skip'))
+            for name in ('link_file.py', '.hidden.py', '.git/', '__pycache__/', 'env1/',
+                         '.hiddendir/', 'node_modules/'):
+                self.assertIn(name, skips)
+            self.assertRegex(skips['link_file.py'], r'symbolic link')
+            self.assertRegex(skips['env1/'], r'pyvenv\.cfg')
+            self.assertNotIn('venv/', skips)
+            self.assertFalse(any('notes.txt' in line for line in lines))
+
+    def test_gitignore_and_ignore_files(self):
+        with tempfile.TemporaryDirectory() as folder:
+            root = Path(folder)
+            write(root / '.gitignore', '# comment\n/anchored.py\nbuild/\n*.gen.py\n'
+                                       '!keep.gen.py\ndocs/**/deep.py\ncache.py/\n')
+            write(root / '.ignore', 'by_dotignore.py\n')
+            files = {
+                'anchored.py': False, 'sub/anchored.py': True,
+                'build/b.py': False, 'sub/build/b.py': False,
+                'x.gen.py': False, 'keep.gen.py': True, 'sub/y.gen.py': False,
+                'docs/a/b/deep.py': False, 'docs/deep.py': False, 'docs/other.py': True,
+                'by_dotignore.py': False, 'sub/by_dotignore.py': False,
+                'local.py': True, 'sub/local.py': False, 'sub/deeper/local.py': False,
+                'sub/only_here.py': False, 'sub/deeper/only_here.py': True,
+                'cache.py/x.py': False, 'sub/cache.py': True,
+            }
+            write(root / 'sub' / '.gitignore', 'local.py\n/only_here.py\n')
+            for name in files:
+                write(root / name, 'def f():\n    pass\n')
+            self.assertEqual(sorted(self.files(root)),
+                             sorted(n for n, kept in files.items() if kept))
+            walked = self.files(root, no_ignore=True)
+            self.assertEqual(sorted(walked), sorted(files))
+
+
+class CommandLineTests(unittest.TestCase):
+    def setUp(self):
+        self.folder = tempfile.TemporaryDirectory()
+        self.addCleanup(self.folder.cleanup)
+        self.base = Path(self.folder.name)
+        self.root = self.base / 'root'
+        self.out = self.base / 'idx.json'
+        write(self.root / 'billing.py',
+              'class Invoice:\n'
+              '    """An invoice."""\n'
+              '    def total_with_tax(self, amount, rate):\n'
+              '        """Invoice total including tax."""\n'
+              '        return amount * (1 + rate)\n'
+              '\n'
+              'def refund_payment(order):\n'
+              '    """Refund a payment for an order."""\n'
+              '    return order\n')
+        write(self.root / 'a' / 'widgets.py', 'def make_widget():\n    """Widget maker."""\n')
+        write(self.root / 'b' / 'widgets.py', 'def make_widget():\n    """Widget maker."""\n')
+        write(self.root / 'c' / 'widgets.py', 'def make_widget():\n    """Widget maker."""\n')
+
+    def index(self, *extra):
+        result = run_cli('index', self.root, '--out', self.out, *extra)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        return result
+
+    def search(self, question, *extra):
+        result = run_cli('search', question, '--index', self.out, '--json', *extra)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        document = json.loads(result.stdout)
+        self.assertEqual(document['query'], question)
+        return document['results']
+
+    def test_index_summary_and_incremental_runs(self):
+        result = self.index()
+        self.assertEqual(result.stdout, '갱신 파일: 4, 제거 파일: 0, 건너뛴 파일: 0 '
+                                        '(파일 4개, 조각 5개)\n')
+        self.assertEqual(result.stderr, '')
+        self.assertEqual(self.index().stdout, '갱신 파일: 0, 제거 파일: 0, 건너뛴 파일: 0 '
+                                              '(파일 4개, 조각 5개)\n')
+        write(self.root / 'billing.py', 'def refund_payment(order):\n'
+                                        '    """Refund a zeppelin order."""\n')
+        self.assertEqual(self.index().stdout, '갱신 파일: 1, 제거 파일: 0, 건너뛴 파일: 0 '
+                                              '(파일 4개, 조각 4개)\n')
+        hits = self.search('zeppelin refund')
+        self.assertEqual((hits[0]['path'], hits[0]['symbol'], hits[0]['start'], hits[0]['end']),
+                         ('billing.py', 'refund_payment', 1, 2))
+        self.assertEqual(self.search('total_with_tax'), [])
+        os.unlink(self.root / 'a' / 'widgets.py')
+        self.assertEqual(self.index().stdout, '갱신 파일: 0, 제거 파일: 1, 건너뛴 파일: 0 '
+                                              '(파일 3개, 조각 3개)\n')
+        self.assertEqual(sorted(h['path'] for h in self.search('widget', '--top-k', '10')),
+                         ['b/widgets.py', 'c/widgets.py'])
+
+    def test_search_json_shape(self):
+        self.index()
+        result = run_cli('search', 'invoice total tax', '--index', self.out, '--json',
+                         '--top-k', '1')
+        self.assertEqual(result.returncode, 0, result.stderr)
+        document = json.loads(result.stdout)
+        self.assertEqual(list(document), ['query', 'results'])
+        self.assertEqual(len(document['results']), 1)
+        hit = document['results'][0]
+        self.assertEqual(list(hit), ['id', 'path', 'symbol', 'kind', 'start', 'end', 'revision',
+                                     'score', 'stale', 'text'])
+        data = (self.root / 'billing.py').read_bytes()
+        self.assertEqual({k: hit[k] for k in hit if k != 'score'},
+                         {'id': 'code-3', 'path': 'billing.py',
+                          'symbol': 'Invoice.total_with_tax', 'kind': 'method', 'start': 3,
+                          'end': 5, 'revision': hashlib.sha256(data).hexdigest()[:12],
+                          'stale': False,
+                          'text': '\n'.join(data.decode().splitlines()[2:5])})
+        self.assertIsInstance(hit['score'], float)
+        self.assertGreater(hit['score'], 0)
+
+    def test_top_k(self):
+        self.index()
+        self.assertEqual(len(self.search('widget', '--top-k', '1')), 1)
+        self.assertEqual(len(self.search('widget', '--top-k', '2')), 2)
+        self.assertEqual(len(self.search('widget', '--top-k', '50')), 3)
+        self.assertEqual(len(self.search('widget')), 2)      # the tutorial's default
+
+    def test_path_globs(self):
+        self.index()
+
+        def paths(*globs):
+            extra = [x for g in globs for x in ('--path', g)]
+            return sorted(h['path'] for h in self.search('widget', '--top-k', '10', *extra))
+        self.assertEqual(paths('a/*'), ['a/widgets.py'])
+        self.assertEqual(paths('!a/*'), ['b/widgets.py', 'c/widgets.py'])
+        self.assertEqual(paths('a/*', 'c/*'), ['a/widgets.py', 'c/widgets.py'])
+        self.assertEqual(paths('widgets.py', '!b/**'), ['a/widgets.py', 'c/widgets.py'])
+        self.assertEqual(paths('nothing/*'), [])
+
+    def test_stale_flag(self):
+        self.index()
+        path = self.root / 'billing.py'
+        path.write_text('\n\n' + path.read_text(encoding='utf-8'), encoding='utf-8')
+        hits = self.search('refund payment', '--top-k', '1')
+        self.assertEqual((hits[0]['symbol'], hits[0]['stale']), ('refund_payment', True))
+        other = self.search('widget', '--top-k', '1')
+        self.assertFalse(other[0]['stale'])
+        human = run_cli('search', 'refund payment', '--index', self.out, '--top-k', '1')
+        self.assertEqual(human.returncode, 0)
+        header = human.stdout.splitlines()[0]
+        self.assertTrue(header.startswith('[code-4] billing.py:7-9 refund_payment'), header)
+        self.assertIn('stale', header)
+
+    def test_human_output_format(self):
+        self.index()
+        result = run_cli('search', 'refund payment', '--index', self.out, '--top-k', '1')
+        self.assertEqual(result.stdout,
+                         '[code-4] billing.py:7-9 refund_payment\n'
+                         'def refund_payment(order):\n'
+                         '    """Refund a payment for an order."""\n'
+                         '    return order\n')
+        result = run_cli('search', 'spaceship', '--index', self.out)
+        self.assertEqual((result.returncode, result.stdout), (0, NOT_FOUND + '\n'))
+
+    def test_subcommand_first_and_dot_slash_folder(self):
+        self.index()
+        write(self.base / 'index' / 'folder_named_index.py',
+              'def lonely_function():\n    """Found through ./index."""\n')
+        write(self.base / 'search' / 'x.py', 'def make_widget():\n    pass\n')
+        result = run_cli('./index', 'lonely function', '--top-k', '1', cwd=self.base)
+        self.assertEqual((result.returncode, result.stdout),
+                         (0, '[code-1] folder_named_index.py:1-2 lonely_function\n'
+                             'def lonely_function():\n    """Found through ./index."""\n'))
+        result = run_cli('search', 'widget', '--index', self.out, '--json', '--top-k', '10',
+                         cwd=self.base)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(sorted(h['path'] for h in json.loads(result.stdout)['results']),
+                         ['a/widgets.py', 'b/widgets.py', 'c/widgets.py'])
+        result = run_cli('index', cwd=self.base)      # the subcommand, missing its ROOT
+        self.assertEqual(result.returncode, 2)
+        self.assertFalse((self.base / 'index.json').exists())
+
+
+class TutorialCommandTests(unittest.TestCase):
+    def test_one_shot_exact(self):
+        result = run_cli('demo', 'invoice total tax', '--top-k', '1', cwd=ROOT)
+        self.assertEqual((result.returncode, result.stdout, result.stderr),
+                         (0, TUTORIAL_HIT, ''))
+
+    def test_spaceship(self):
+        result = run_cli('demo', 'spaceship', cwd=ROOT)
+        self.assertEqual((result.returncode, result.stdout, result.stderr),
+                         (0, NOT_FOUND + '\n', ''))
+
+
+class IncrementalTests(unittest.TestCase):
+    def setUp(self):
+        self.folder = tempfile.TemporaryDirectory()
+        self.addCleanup(self.folder.cleanup)
+        self.root = Path(self.folder.name) / 'root'
+        self.out = Path(self.folder.name) / 'idx.json'
+
+    def summary(self, *extra, out=None):
+        result = run_cli('index', self.root, '--out', out or self.out, *extra)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        match = SUMMARY.match(result.stdout.strip())
+        self.assertIsNotNone(match, result.stdout)
+        return tuple(int(g) for g in match.groups())
+
+    def test_mtime_only_change_is_not_an_update(self):
+        for i in range(3):
+            write(self.root / f'm{i}.py', f'def f{i}():\n    return {i}\n')
+        self.assertEqual(self.summary()[:2], (3, 0))
+        path = self.root / 'm1.py'
+        info = path.stat()
+        os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns + 5_000_000_000))
+        self.assertEqual(self.summary()[:2], (0, 0))
+        path.write_bytes(path.read_bytes())        # rewritten, same bytes
+        self.assertEqual(self.summary()[:2], (0, 0))
+        path.write_text('def f1():\n    return 11\n', encoding='utf-8')
+        self.assertEqual(self.summary()[:2], (1, 0))
+
+    def test_versions_recorded_and_parser_version_change_reparses(self):
+        for i in range(5):
+            write(self.root / f'm{i}.py', f'def f{i}():\n    return {i}\n')
+        self.summary()
+        index = json.loads(self.out.read_text(encoding='utf-8'))
+        self.assertEqual((index['tool'], index['format_version'], index['parser_version'],
+                          index['tokenizer_version']),
+                         ('code_search', code_search.FORMAT_VERSION, code_search.PARSER_VERSION,
+                          code_search.TOKENIZER_VERSION))
+        self.assertRegex(index['indexed_at'], r'^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$')
+        self.assertEqual(self.summary()[0], 0)
+        for key in ('parser_version', 'tokenizer_version'):
+            with self.subTest(key=key):
+                index = json.loads(self.out.read_text(encoding='utf-8'))
+                index[key] = index[key] + 1000
+                self.out.write_text(json.dumps(index), encoding='utf-8')
+                self.assertEqual(self.summary()[:4], (5, 0, 0, 5))
+                index = json.loads(self.out.read_text(encoding='utf-8'))
+                self.assertEqual(index[key], getattr(code_search, key.upper()))
+                self.assertEqual(self.summary()[0], 0)
+
+    def test_parallel_and_single_process_indexes_are_identical(self):
+        for i in range(72):
+            write(self.root / f'd{i % 4}' / f'mod_{i:03d}.py',
+                  f'"""Module {i}."""\nLIMIT_{i} = {i}\n\n'
+                  f'class Thing{i}:\n    def method_{i}(self, value):\n'
+                  f'        """Do thing {i}."""\n        return value + {i}\n\n'
+                  f'def helper_{i}(x):\n    return x * {i}\n')
+        write(self.root / 'broken.py', 'def broken(:\n')
+        one = Path(self.folder.name) / 'one.json'
+        two = Path(self.folder.name) / 'two.json'
+        self.assertEqual(self.summary('--jobs', '1', out=one), (72, 0, 1, 72, 216))
+        self.assertEqual(self.summary('--jobs', '2', out=two), (72, 0, 1, 72, 216))
+        first = json.loads(one.read_text(encoding='utf-8'))
+        second = json.loads(two.read_text(encoding='utf-8'))
+        self.assertEqual(len(first['files']), 72)
+        first.pop('indexed_at')
+        second.pop('indexed_at')
+        self.assertEqual(json.dumps(first, sort_keys=True), json.dumps(second, sort_keys=True))
+        self.assertEqual(list(first['files']), list(second['files']))
+
+
+PARSE_PY = ('def parse_qs(qs, keep_blank_values=False):\n'
+            '    """Parse a query string into a dict."""\n'
+            '    parsed = {}\n'
+            '    for name, value in parse_qsl(qs, keep_blank_values):\n'
+            '        parsed.setdefault(name, []).append(value)\n'
+            '    return parsed\n\n'
+            'def parse_qsl(qs, keep_blank_values=False):\n'
+            '    """Parse a query string into a list of pairs."""\n'
+            '    return [tuple(p.split("=", 1)) for p in qs.split("&") if p]\n\n'
+            'def urlparse(url):\n    return url\n')
+ZIPFILE_PY = ('class ZipInfo:\n    """Information about a member."""\n'
+              '    def extract_version(self):\n        return 20\n\n'
+              'class ZipFile:\n    """Read and write zip files."""\n'
+              '    def extract(self, member, path=None):\n'
+              '        """Extract a member from the archive."""\n'
+              '        return self._extract_member(member, path)\n\n'
+              '    def extractall(self, path=None):\n'
+              '        """Extract all members: calls extract for each."""\n'
+              '        for m in self.namelist():\n            self.extract(m, path)\n')
+TARFILE_PY = ('class TarFile:\n'
+              '    def extract(self, member, path=""):\n'
+              '        """Extract a member from the tar archive, like ZipFile.extract."""\n'
+              '        return ZipFile.extract(member, path)\n')
+
+
+class IdentifierQueryTests(unittest.TestCase):
+    def check_first(self, files, queries):
+        with tempfile.TemporaryDirectory() as folder:
+            root = Path(folder) / 'root'
+            for name, text in files.items():
+                write(root / name, text)
+            chunks = code_search.build_index(root)
+            for question, expected in queries:
+                hit = code_search.retrieve(question, chunks, 1)[0]
+                self.assertEqual((hit['path'], hit['symbol']), expected, question)
+            out = Path(folder) / 'idx.json'
+            self.assertEqual(run_cli('index', root, '--out', out).returncode, 0)
+            for question, expected in queries:
+                result = run_cli('search', question, '--index', out, '--json', '--top-k', '1')
+                hit = json.loads(result.stdout)['results'][0]
+                self.assertEqual((hit['path'], hit['symbol']), expected, question)
+
+    def test_definitions_rank_first(self):
+        self.check_first(
+            {'urllib/parse.py': PARSE_PY, 'zipfile.py': ZIPFILE_PY, 'tarfile.py': TARFILE_PY,
+             'web/handlers.py': 'from urllib.parse import parse_qsl\n\n'
+                                'def read_form(body):\n'
+                                '    """Read a form body with parse_qsl."""\n'
+                                '    first = parse_qsl(body)\n'
+                                '    second = parse_qsl(body.lower())\n'
+                                '    return first + second\n'},
+            [('parse_qsl', ('urllib/parse.py', 'parse_qsl')),
+             ('ZipFile.extract', ('zipfile.py', 'ZipFile.extract'))])
+
+    def test_heavy_caller_does_not_outrank_definition(self):
+        # A function that uses parse_qsl a lot is still not where parse_qsl is defined.
+        self.check_first(
+            {'urllib/parse.py': PARSE_PY,
+             'web/handlers.py': 'from urllib.parse import parse_qsl\n\n'
+                                'def read_form(body):\n'
+                                '    """Uses parse_qsl on the body; parse_qsl again; '
+                                'parse_qsl."""\n'
+                                '    first = parse_qsl(body)\n'
+                                '    second = parse_qsl(body.lower())\n'
+                                '    return parse_qsl(body) + first + second\n'},
+            [('parse_qsl', ('urllib/parse.py', 'parse_qsl'))])
+
+
+if __name__ == '__main__':
+    unittest.main()
