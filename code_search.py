@@ -476,7 +476,7 @@ by from as if else elif it its be are was were do does did can could should woul
 i me my we you your this that these those there what which who whom where when why
 into onto than then so such some any all each per via up over every several their same
 given other way want need like just only also very really whole entire certain
-particular something thing things while without about quickly
+particular something thing things while without about quickly have has had
 '''.split())
 WORD = re.compile(r'[A-Za-z0-9_]+|[가-힣]+')
 IDENTIFIER_PART = re.compile(r'[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+')

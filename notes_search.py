@@ -1,0 +1,1307 @@
+#!/usr/bin/env python3
+"""Search a folder of Markdown notes; the index follows edits and deletions.
+
+Usage:
+    notes_search.py index FOLDER [--out FILE] [--max-file-size BYTES] [--hidden]
+    notes_search.py search QUESTION [--index FILE] [--tag TAG]... [--path GLOB]...
+                           [--top-k N] [--json]
+    notes_search.py tags [--index FILE] [--json]
+
+A note is split into chunks at blank lines and headings (ATX `#` and setext; never
+inside ``` or ~~~ fences).  Tags come from YAML front matter, a `tags:` line before
+the body and inline #tags.  Ranking is BM25 over words and Hangul syllable bigrams
+(trailing particles stripped), heading words counting HEADING_WEIGHT times; English
+stop words in a question are ignored.  Only notes whose size, mtime or SHA-256
+changed are parsed again.  Walking the folder follows no symbolic links, reads
+regular files only, and skips dot-names (unless --hidden), VCS and cache folders,
+virtualenvs and notes over --max-file-size (default 10 MiB), reporting each note it
+leaves out on stderr as `path:line: reason`.
+
+Exit statuses: 0 the command did its job (also: no hits, notes skipped);
+1 the index could not be written (I/O error, permission denied, lock timeout);
+2 misuse or an unusable index file (missing, a directory, corrupt, another tool's).
+"""
+import argparse
+import bisect
+import collections
+import contextlib
+import errno
+import fnmatch
+import functools
+import hashlib
+import itertools
+import json
+import math
+import operator
+import os
+import re
+import socket
+import stat
+import sys
+import threading
+import time
+import zlib
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: fall back to an O_EXCL lock file
+    fcntl = None
+
+# --- Settings: weights, limits, versions (named constants) -------------------
+
+TOOL = 'notes_search'
+PROG = 'notes_search.py'
+FORMAT_VERSION = 1          # layout of index.json
+PARSER_VERSION = 2          # chunking rules; the tutorial's parser was 1
+TOKENIZER_VERSION = 1       # word, stop word, particle and bigram rules
+
+NOTE_SUFFIX = '.md'
+DEFAULT_INDEX = 'index.json'
+DEFAULT_TOP_K = 3
+HEADING_WEIGHT = 2          # a heading word counts as this many body words (tutorial: 2)
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+MAX_FILE_SIZE = 10 * 1024 * 1024   # bytes; larger notes are skipped and reported
+SKIP_DIRS = frozenset({'.git', '.hg', '.svn', '__pycache__', 'node_modules', '.tox',
+                       '.mypy_cache', '.pytest_cache'})
+STOP_WORDS = frozenset('a an and are as at be by for from in into is it of on or that '
+                       'the this to with'.split())
+KOREAN_PARTICLES = frozenset(
+    '은 는 이 가 을 를 의 에 도 만 와 과 로 랑 께 '
+    '으로 에서 에게 한테 까지 부터 처럼 보다 마다 조차 이나 이랑 에는 에도 와는 과는 로는 께서 '
+    '으로는 에서는 에서도 에게서 으로서 으로써 로부터'.split())
+MIN_STEM_SYLLABLES = 2      # strip a particle only if this much of the word is left
+
+POSTING_BUCKETS = 512       # postings are spread over this many strings by crc32(term)
+LENGTH_DIGITS = 4           # each chunk's word count, zero-padded, in one string
+MAX_CHUNK_LENGTH = 10 ** LENGTH_DIGITS - 1
+COMPACT_DEAD_SHARE = 0.5    # renumber all chunks once this share of numbers is unused
+PARALLEL_MIN_NOTES = 2000   # a fresh index of this many notes is built by worker processes
+MAX_WORKERS = 4
+WORKER_WATCH_INTERVAL = 0.2  # seconds between a worker's checks that its parent lives
+
+LOCK_TIMEOUT = 60.0         # seconds to wait for another `index` run
+LOCK_POLL = 0.05
+LOCK_STALE_AGE = 600.0      # without fcntl: a lock file older than this is abandoned
+RACY_MTIME_NS = 2 * 10 ** 9  # an mtime this close to the run is not trusted next time
+PROGRESS_INTERVAL = 0.2     # seconds between progress lines on a terminal
+
+REBUILD_ADVICE = "; rebuild it with 'notes_search.py index'"
+REBUILDING = 'rebuilding it from scratch'
+TAGS_AFTER_BODY = 'tags는 본문보다 먼저 한 줄에 적으세요.'
+NO_HITS = '일치하는 메모를 찾지 못했습니다.'
+
+
+class NotesError(Exception):
+    """A problem the user must fix (bad argument, unusable index); exit status 2."""
+
+
+class NoteSyntaxError(ValueError):
+    """A note breaks the tutorial's rules; `line` is where (1-based)."""
+
+    def __init__(self, message, line):
+        super().__init__(message)
+        self.line = line
+
+
+class SkippedNote(Exception):
+    """A file is left out on purpose (not regular, too large, binary)."""
+
+    def __init__(self, reason, line=0):
+        super().__init__(reason)
+        self.line = line
+
+
+# --- Reading files: walking the root, what is skipped and why -----------------
+
+OPEN_FLAGS = (os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0) | getattr(os, 'O_NOFOLLOW', 0)
+              | getattr(os, 'O_CLOEXEC', 0) | getattr(os, 'O_BINARY', 0))
+LINE_BREAK_BYTES = re.compile(rb'\r\n|\r|\n')
+SYMLINK_REASON = 'skipped: symbolic link (not followed)'
+NOT_REGULAR_REASON = 'skipped: not a regular file'
+
+
+def skip_record(relative, reason, line=0):
+    """The index's and stderr's record of one file left out."""
+    return {'path': relative, 'line': line, 'reason': reason}
+
+
+def points_to_directory(path):
+    """True when the symbolic link at path leads to a directory (loops count as no)."""
+    try:
+        return os.path.isdir(path)
+    except (OSError, ValueError):
+        return False
+
+
+def list_notes(root, ignored_paths, include_hidden):
+    """Walk root without following links; return ([(relative, path, lstat)], [skip records]).
+
+    Directories are read in name order; SKIP_DIRS, virtualenvs and (unless
+    include_hidden) dot-names are passed over silently.
+    """
+    notes, skipped = [], []
+    pending = ['']
+    while pending:
+        relative_dir = pending.pop()
+        try:
+            with os.scandir(os.path.join(root, relative_dir)) as scan:
+                entries = sorted(scan, key=lambda entry: entry.name)
+        except OSError as error:
+            skipped.append(skip_record(relative_dir or '.', describe_failure(error)[1]))
+            continue
+        subdirs = []
+        for entry in entries:
+            relative = f'{relative_dir}/{entry.name}' if relative_dir else entry.name
+            if entry.name.startswith('.') and not include_hidden:
+                continue
+            try:
+                if entry.is_symlink():
+                    if entry.name.endswith(NOTE_SUFFIX) or points_to_directory(entry.path):
+                        skipped.append(skip_record(relative, SYMLINK_REASON))
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in SKIP_DIRS and not os.path.exists(
+                            os.path.join(entry.path, 'pyvenv.cfg')):
+                        subdirs.append(relative)
+                    continue
+                if not entry.name.endswith(NOTE_SUFFIX) or entry.path in ignored_paths:
+                    continue
+                info = entry.stat(follow_symlinks=False)
+            except OSError as error:
+                skipped.append(skip_record(relative, describe_failure(error)[1]))
+                continue
+            if stat.S_ISREG(info.st_mode):
+                notes.append((relative, entry.path, info))
+            else:
+                skipped.append(skip_record(relative, NOT_REGULAR_REASON))
+        pending.extend(reversed(subdirs))
+    return notes, skipped
+
+
+def too_large(size, max_file_size):
+    """The reason given for a note over the size limit."""
+    return SkippedNote(f'skipped: larger than --max-file-size ({size} > {max_file_size} bytes)')
+
+
+def read_regular_file(path, max_file_size):
+    """Return (bytes, fstat) of a regular file, opened without following links or blocking."""
+    with open(os.open(path, OPEN_FLAGS), 'rb') as file:
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise SkippedNote(NOT_REGULAR_REASON)
+        if info.st_size > max_file_size:
+            raise too_large(info.st_size, max_file_size)
+        data = file.read(max_file_size + 1)
+    if len(data) > max_file_size:
+        raise too_large(len(data), max_file_size)
+    return data, info
+
+
+def line_of_offset(data, offset):
+    """1-based line number of a byte offset, counting \\r\\n, \\r and \\n as line ends."""
+    return len(LINE_BREAK_BYTES.findall(data, 0, offset)) + 1
+
+
+def describe_failure(error):
+    """(line, reason) for a note that could not be read, decoded or parsed."""
+    if isinstance(error, SkippedNote):
+        return error.line, str(error)
+    if isinstance(error, NoteSyntaxError):
+        return error.line, f'skipped: {error}'
+    if isinstance(error, UnicodeDecodeError):
+        line = line_of_offset(error.object, error.start)
+        return line, f'skipped: not valid UTF-8 (byte 0x{error.object[error.start]:02x})'
+    if isinstance(error, FileNotFoundError):
+        return 0, 'skipped: vanished while indexing'
+    if isinstance(error, PermissionError):
+        return 0, 'skipped: permission denied'
+    if getattr(error, 'errno', None) == errno.ELOOP:
+        return 0, SYMLINK_REASON
+    return 0, f'skipped: {getattr(error, "strerror", None) or error}'
+
+
+# --- Chunking -----------------------------------------------------------------
+
+LINE_BREAK = re.compile(r'\r\n|\r|\n')
+ATX_HEADING = re.compile(r' {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$')
+SETEXT_UNDERLINE = re.compile(r' {0,3}(=+|-+)[ \t]*$')
+THEMATIC_BREAK = re.compile(r' {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$')
+FENCE = re.compile(r' {0,3}(`{3,}|~{3,})(.*)$')
+LIST_OR_QUOTE = re.compile(r' {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)| {0,3}>')
+YAML_KEY = re.compile(r'([A-Za-z_][\w-]*)[ \t]*:(.*)$')
+YAML_ITEM = re.compile(r'[ \t]*-(?:[ \t]+(.*))?$')
+YAML_OTHER = re.compile(r'[ \t]+\S|[ \t]*#|[ \t]*$')
+INLINE_CODE = re.compile(r'(`+).*?(?<!`)\1(?!`)')
+URL = re.compile(r'<[^>\s]*>|[A-Za-z][A-Za-z0-9+.-]*://\S*|www\.\S*')
+BLOCK_MARKERS = '`~t#=-*_'   # first characters of lines that may be more than text
+INLINE_TAG = re.compile(r'(?<!\S)#(\w[\w/-]*)')
+
+
+def note_lines(text):
+    """The note's lines as the file has them: split at \\r\\n, \\r, \\n only; no BOM."""
+    if text.startswith('\ufeff'):
+        text = text[1:]
+    lines = LINE_BREAK.split(text) if '\r' in text else text.split('\n')
+    if lines[-1] == '':
+        lines.pop()
+    return lines
+
+
+def tag_list(value):
+    """Tags of `a, b`, `[a, b]` or `"#a"`: lower case, without quotes or '#'."""
+    value = value.strip()
+    if value.startswith('[') and value.endswith(']'):
+        value = value[1:-1]
+    tags = (part.strip().strip('\'"').lstrip('#').strip() for part in value.split(','))
+    return [tag.lower() for tag in tags if tag]
+
+
+def front_matter(lines):
+    """Return (tags, line count) of YAML front matter between `---` lines; ([], 0) if none."""
+    if not lines or lines[0].rstrip() != '---':
+        return [], 0
+    tags, in_tags = [], False
+    for end in range(1, len(lines)):
+        line = lines[end]
+        if line.rstrip() in ('---', '...'):
+            return tags, end + 1
+        key, item = YAML_KEY.match(line), YAML_ITEM.match(line)
+        if key:
+            in_tags = key.group(1).lower() == 'tags'
+            if in_tags:
+                tags += tag_list(key.group(2))
+        elif item:
+            if in_tags:
+                tags += tag_list(item.group(1) or '')
+        elif not YAML_OTHER.match(line):
+            return [], 0
+    return [], 0
+
+
+def inline_tags(line):
+    """#tags in a prose line, ignoring `code`, URLs and numbers like #12."""
+    prose = URL.sub(' ', INLINE_CODE.sub(' ', line))
+    tags = (tag.rstrip('/-').lower() for tag in INLINE_TAG.findall(prose))
+    return [tag for tag in tags if tag and not tag.isdigit()]
+
+
+def closes_fence(fence, line):
+    """True when line closes the fence opened with the marker `fence` (e.g. '````')."""
+    match = FENCE.match(line)
+    return bool(match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence)
+                and not match.group(2).strip())
+
+
+def scan_note(lines):
+    """Find a note's tags and chunks: (tags, [(start, end, heading path)]), lines 1-based.
+
+    Raises NoteSyntaxError for a `tags:` line after the body, as the tutorial does.
+    """
+    tags, first_body_line = front_matter(lines)
+    blocks, open_headings, path = [], [], ()
+    start, fence, start_has_fence = 0, None, False
+
+    def close(end):
+        nonlocal start
+        if start:
+            blocks.append((start, end, path))
+            start = 0
+
+    for number, line in enumerate(lines[first_body_line:], first_body_line + 1):
+        if fence:
+            if closes_fence(fence, line):
+                fence = None
+            continue
+        stripped = line.strip()
+        marker = stripped[:1]
+        if not marker:
+            close(number - 1)
+            continue
+        if marker in BLOCK_MARKERS:
+            opening = FENCE.match(line) if marker in '`~' else None
+            if opening and not (marker == '`' and '`' in opening.group(2)):
+                fence = opening.group(1)
+                if not start:
+                    start, start_has_fence = number, True
+                continue
+            if marker == 't' and stripped.startswith('tags:'):
+                if blocks or start:
+                    raise NoteSyntaxError(TAGS_AFTER_BODY, number)
+                tags += tag_list(stripped[5:])
+                continue
+            heading = ATX_HEADING.match(line) if marker == '#' else None
+            if heading or (marker in '=-' and start and not start_has_fence
+                           and SETEXT_UNDERLINE.match(line)
+                           and not LIST_OR_QUOTE.match(lines[start - 1])):
+                if heading:
+                    close(number - 1)
+                    level, title = len(heading.group(1)), heading.group(2) or ''
+                else:
+                    level = 1 if marker == '=' else 2
+                    title = ' '.join(part.strip() for part in lines[start - 1:number - 1])
+                    start = 0
+                while open_headings and open_headings[-1][0] >= level:
+                    open_headings.pop()
+                open_headings.append((level, title))
+                path = tuple(title for _, title in open_headings)
+                continue
+            if marker in '-*_' and THEMATIC_BREAK.match(line):
+                close(number - 1)
+                continue
+        if not start:
+            start, start_has_fence = number, False
+        if '#' in line:
+            tags += inline_tags(line)
+    close(len(lines))
+    return list(dict.fromkeys(tags)), blocks
+
+
+def chunk_dicts(relative_path, lines, tags, blocks):
+    """The tutorial's chunk dicts for scanned blocks, plus heading_path."""
+    return [{'id': f'{relative_path}:L{start}', 'path': relative_path,
+             'heading': path[-1] if path else relative_path, 'heading_path': list(path),
+             'start': start, 'end': end, 'tags': tags.copy(),
+             'text': '\n'.join(lines[start - 1:end])} for start, end, path in blocks]
+
+
+def parse_note(text, relative_path):
+    """Chunks of one note: dicts with id, path, heading, heading_path, start, end, tags, text."""
+    lines = note_lines(text)
+    return chunk_dicts(relative_path, lines, *scan_note(lines))
+
+
+# --- Tokens -------------------------------------------------------------------
+#
+# Words are runs of letters and digits, lower-cased.  ASCII text is folded and
+# split with a byte table (the hot path); a run holding other characters is
+# decoded and split by WORD, and its Hangul words become particle-stripped
+# syllable bigrams (as Lucene's CJK bigram filter does) so that compounds and
+# their parts find each other.  Terms are UTF-8 bytes while indexing.
+
+ASCII_FOLD = bytes(code + 32 if 65 <= code <= 90
+                   else code if 48 <= code <= 57 or 97 <= code <= 122 or code >= 128
+                   else 32 for code in range(256))
+WORD = re.compile(r'[가-힣]+|[^\W_가-힣]+')
+HANGUL_FIRST, HANGUL_LAST = '가', '힣'
+STOP_WORD_BYTES = frozenset(word.encode('ascii') for word in STOP_WORDS)
+
+
+def hangul_terms(word):
+    """Syllable bigrams of a Hangul word less its trailing particle; one syllable stays whole."""
+    if word in KOREAN_PARTICLES:
+        return ()
+    for size in (3, 2, 1):
+        if len(word) - size >= MIN_STEM_SYLLABLES and word[-size:] in KOREAN_PARTICLES:
+            word = word[:-size]
+            break
+    if len(word) == 1:
+        return (word,)
+    return tuple(word[i:i + 2] for i in range(len(word) - 1))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def unicode_terms(run):
+    """Terms (UTF-8 bytes) of a run of word bytes holding non-ASCII characters."""
+    terms = []
+    for word in WORD.findall(run.decode('utf-8', 'replace').lower()):
+        if HANGUL_FIRST <= word[0] <= HANGUL_LAST:
+            terms.extend(hangul_terms(word))
+        else:
+            terms.append(word)
+    return tuple(term.encode('utf-8') for term in terms)
+
+
+def count_terms(text):
+    """{term as UTF-8 bytes: count} of text (see analyze)."""
+    runs = text.encode('utf-8', 'replace').translate(ASCII_FOLD).split()
+    counts = dict.fromkeys(runs, 1)
+    if len(counts) < len(runs):
+        counts = dict.fromkeys(runs, 0)
+        for run in runs:
+            counts[run] += 1
+    if not text.isascii():
+        unusual = [run for run in counts if not run.isascii()]
+        for run, count in [(run, counts.pop(run)) for run in unusual]:
+            for term in unicode_terms(run):
+                counts[term] = counts.get(term, 0) + count
+    return counts
+
+
+def analyze(text):
+    """{term: count} of text: lower-case words, Hangul words as bigrams (see hangul_terms)."""
+    return {term.decode('utf-8'): count for term, count in count_terms(text).items()}
+
+
+def query_terms(question):
+    """The terms a question looks for: its words minus STOP_WORDS."""
+    return [term for term in analyze(question) if term not in STOP_WORDS]
+
+
+def post_notes(notes, next_chunk):
+    """Number the chunks of notes from next_chunk and collect their postings.
+
+    notes is [(relative path, entry, lines, blocks)]; each entry gets its first
+    and count.  Returns (postings, [body lengths], words) where postings maps each
+    term to ([chunk], [(chunk, count) where count > 1], [(first, span, count)]),
+    the last list holding runs of chunks under a heading that has the term.
+    """
+    chunk_lists, repeat_lists, heading_lists = (collections.defaultdict(list) for _ in range(3))
+    lengths, words = [], 0
+    for relative, entry, lines, blocks in notes:
+        entry['first'], entry['count'] = next_chunk, len(blocks)
+        for path, run in itertools.groupby(blocks, key=operator.itemgetter(2)):
+            run = list(run)
+            for term, count in count_terms(path[-1] if path else relative).items():
+                heading_lists[term].append((next_chunk, len(run), count))
+            for start, end, _ in run:
+                counts = count_terms(lines[start - 1] if start == end
+                                     else '\n'.join(lines[start - 1:end]))
+                for term in counts:
+                    chunk_lists[term].append(next_chunk)
+                length = sum(counts.values())
+                if length > len(counts):
+                    for term, count in counts.items():
+                        if count > 1:
+                            repeat_lists[term].append((next_chunk, count))
+                lengths.append(min(length, MAX_CHUNK_LENGTH))
+                words += length
+                next_chunk += 1
+    postings = {term.decode('utf-8'): (chunk_lists.get(term, []), repeat_lists.get(term, []),
+                                       heading_lists.get(term, []))
+                for term in (chunk_lists.keys() | heading_lists.keys()) - STOP_WORD_BYTES}
+    return postings, lengths, words
+
+
+# --- Index storage: atomic write, lock, load and validate ---------------------
+#
+# index.json holds, besides the tool and version fields:
+#   files:    {relative path: {sha256, size, mtime_ns, tags, first, count, text}};
+#             the note's chunks are numbers first .. first+count-1, text its lines
+#   slots:    chunk numbers handed out; numbers of changed notes stay unused until
+#             COMPACT_DEAD_SHARE of them are, then all are renumbered
+#   lengths:  body word count of chunk n at [n*LENGTH_DIGITS : (n+1)*LENGTH_DIGITS]
+#   stats:    {chunks, words} of the live chunks, for BM25's average length
+#   postings: POSTING_BUCKETS strings '|term body;heading|term ...' where body is
+#             'gap[:count],...' (gap to the previous chunk number, count 1 left
+#             out) and heading is 'gap+span[:count],...': runs of chunks whose
+#             heading holds the term, so heading words are not repeated per chunk.
+#             A bucket written by several workers has '#base' before the records
+#             of each later worker; their numbers count from base, and a term
+#             may then have one record per worker.
+# A search finds its terms with str.find in one bucket and parses nothing else.
+
+POSTING_RECORDS = re.compile(r'(?:#[0-9]+|\|[^|#\s]+ [0-9:+,;]*)*')
+FILE_FIELDS = {'sha256': str, 'size': int, 'mtime_ns': int, 'tags': list, 'first': int,
+               'count': int, 'text': str}
+FILE_VALUES = operator.itemgetter(*FILE_FIELDS)
+
+
+def bucket_of(term, buckets):
+    """Which of the posting strings holds term."""
+    return zlib.crc32(term.encode('utf-8')) % buckets
+
+
+def decode_postings(segments):
+    """([chunk], [(chunk, count) where count > 1], [(first, span, count)]) of one term.
+
+    segments is [(base, posting string)] in base order.
+    """
+    numbers, repeats, heading = [], [], []
+    for base, text in segments:
+        body_text, _, heading_text = text.partition(';')
+        chunk = base
+        for entry in body_text.split(',') if body_text else ():
+            gap, _, count = entry.partition(':')
+            chunk += int(gap)
+            numbers.append(chunk)
+            if count:
+                repeats.append((chunk, int(count)))
+        first = base
+        for entry in heading_text.split(',') if heading_text else ():
+            run, _, count = entry.partition(':')
+            gap, _, span = run.partition('+')
+            first += int(gap)
+            heading.append((first, int(span), int(count or 1)))
+    return numbers, repeats, heading
+
+
+def encode_postings(numbers, repeats, heading):
+    """One posting string (base 0) for decode_postings' lists, sorted by chunk number."""
+    parts = list(map(str, map(operator.sub, numbers, itertools.chain((0,), numbers))))
+    for chunk, count in repeats:
+        parts[bisect.bisect_left(numbers, chunk)] += f':{count}'
+    runs, previous = [], 0
+    for first, span, count in heading:
+        runs.append(f'{first - previous}+{span}' + (f':{count}' if count != 1 else ''))
+        previous = first
+    return ','.join(parts) + (';' + ','.join(runs) if runs else '')
+
+
+def find_postings(buckets, term):
+    """[(base, posting string)] of term; empty when no chunk has it."""
+    bucket, key, segments = buckets[bucket_of(term, len(buckets))], f'|{term} ', []
+    start = bucket.find(key)
+    while start >= 0:
+        marker = bucket.rfind('#', 0, start)
+        base = int(bucket[marker + 1:bucket.index('|', marker)]) if marker >= 0 else 0
+        start += len(key)
+        ends = [end for end in (bucket.find('|', start), bucket.find('#', start)) if end >= 0]
+        end = min(ends, default=len(bucket))
+        segments.append((base, bucket[start:end]))
+        start = bucket.find(key, end)
+    return segments
+
+
+def unpack_postings(buckets):
+    """{term: [(base, posting string)]} of all buckets, for updating."""
+    postings = {}
+    for bucket in buckets:
+        for number, block in enumerate(bucket.split('#')):
+            base, _, records = block.partition('|') if number else ('0', '', block[1:])
+            for record in records.split('|') if records else ():
+                term, _, entries = record.partition(' ')
+                postings.setdefault(term, []).append((int(base), entries))
+    return postings
+
+
+def pack_postings(postings):
+    """POSTING_BUCKETS strings for {term: [(base, posting string)]}."""
+    groups = [{} for _ in range(POSTING_BUCKETS)]
+    for term, segments in postings.items():
+        group = groups[bucket_of(term, POSTING_BUCKETS)]
+        for base, text in segments:
+            if text:
+                group.setdefault(base, []).append(f'|{term} {text}')
+    return [''.join((f'#{base}' if base else '') + ''.join(records)
+                    for base, records in sorted(group.items())) for group in groups]
+
+
+def format_lengths(lengths):
+    """The index's lengths string for a list of word counts."""
+    return ''.join(f'{length:0{LENGTH_DIGITS}d}' for length in lengths)
+
+
+def chunk_length(lengths, chunk):
+    """Body word count of chunk number `chunk`."""
+    return int(lengths[chunk * LENGTH_DIGITS:(chunk + 1) * LENGTH_DIGITS])
+
+
+def stored_note(relative, entry):
+    """(relative, entry, lines, blocks) of a note as the index holds it."""
+    lines = note_lines(entry['text'])
+    return relative, entry, lines, scan_note(lines)[1]
+
+
+def fresh_postings(notes):
+    """Buckets, lengths and words of notes numbered from 0 (see post_notes)."""
+    postings, lengths, words = post_notes(notes, 0)
+    packed = {term: [(0, encode_postings(*lists))] for term, lists in postings.items()}
+    return pack_postings(packed), lengths, words
+
+
+def updated_postings(old, files, parsed, dead):
+    """Carry the old postings forward: drop the dead notes' chunks, append the parsed ones.
+
+    dead is [(relative path, old entry)]; parsed maps paths to new (lines, blocks).
+    Returns (buckets, lengths, slots, stats) for the new index.
+    """
+    postings = unpack_postings(old['postings'])
+    dead_chunks, dead_terms, words = set(), set(), old['stats']['words']
+    for relative, entry in dead:
+        dead_chunks.update(range(entry['first'], entry['first'] + entry['count']))
+        words -= sum(chunk_length(old['lengths'], chunk)
+                     for chunk in range(entry['first'], entry['first'] + entry['count']))
+        _, _, lines, blocks = stored_note(relative, entry)
+        dead_terms.update(post_notes([(relative, dict(entry), lines, blocks)], 0)[0])
+    for term in dead_terms.intersection(postings):
+        numbers, repeats, heading = decode_postings(postings[term])
+        postings[term] = [(0, encode_postings(
+            [chunk for chunk in numbers if chunk not in dead_chunks],
+            [item for item in repeats if item[0] not in dead_chunks],
+            [run for run in heading if run[0] not in dead_chunks]))]
+    added, lengths, added_words = post_notes(
+        [(relative, files[relative], lines, blocks)
+         for relative, (lines, blocks) in parsed.items()], old['slots'])
+    for term, new_lists in added.items():
+        old_lists = decode_postings(postings.get(term, ()))
+        postings[term] = [(0, encode_postings(*(a + b for a, b in zip(old_lists, new_lists))))]
+    live = sum(entry['count'] for entry in files.values())
+    return (pack_postings(postings), old['lengths'] + format_lengths(lengths),
+            old['slots'] + len(lengths), {'chunks': live, 'words': words + added_words})
+
+
+def refreshed_postings(old, files, parsed):
+    """(buckets, lengths, slots, stats) once notes were refreshed against the old index.
+
+    Unchanged postings are kept; otherwise they are updated in place, or all chunks
+    are renumbered once COMPACT_DEAD_SHARE of the chunk numbers would be unused.
+    """
+    dead = [(relative, entry) for relative, entry in old['files'].items()
+            if relative not in files or relative in parsed]
+    if not dead and not parsed:
+        return old['postings'], old['lengths'], old['slots'], old['stats']
+    slots_after = old['slots'] + sum(len(blocks) for _, blocks in parsed.values())
+    unused_after = slots_after - sum(entry['count'] for entry in files.values())
+    if unused_after < COMPACT_DEAD_SHARE * slots_after:
+        return updated_postings(old, files, parsed, dead)
+    every_note = [(relative, entry) + parsed[relative] if relative in parsed
+                  else stored_note(relative, entry) for relative, entry in files.items()]
+    buckets, lengths, words = fresh_postings(every_note)
+    return buckets, format_lengths(lengths), len(lengths), {'chunks': len(lengths),
+                                                            'words': words}
+
+
+def check_index(document, path, advice=REBUILD_ADVICE):
+    """Raise NotesError unless document is a well-formed index of this tool's format."""
+    def bad(detail):
+        return NotesError(f'index file is malformed: {path} ({detail}){advice}')
+
+    if not isinstance(document, dict):
+        raise bad('not a JSON object')
+    if document.get('tool') != TOOL:
+        made_by = document.get('tool')
+        if isinstance(made_by, str) and made_by:
+            raise NotesError(f'{path} was made by {made_by}.py, not {PROG}')
+        raise NotesError(f'{path} is not a {TOOL} index')
+    if document.get('format_version') != FORMAT_VERSION:
+        raise NotesError(f'{path} has index format {document.get("format_version")!r}, '
+                         f'this {PROG} reads {FORMAT_VERSION}{advice}')
+    for key, kind in (('parser_version', int), ('tokenizer_version', int), ('root', str),
+                      ('files', dict), ('skipped', list), ('postings', list), ('lengths', str),
+                      ('slots', int), ('stats', dict)):
+        if type(document.get(key)) is not kind:
+            raise bad(f'"{key}" missing or not {kind.__name__}')
+    slots = document['slots']
+    if len(document['lengths']) != slots * LENGTH_DIGITS:
+        raise bad('"lengths" does not match "slots"')
+    if not document['postings'] or any(type(bucket) is not str for bucket in document['postings']):
+        raise bad('"postings" is not a list of strings')
+    stats = document['stats']
+    if type(stats.get('chunks')) is not int or type(stats.get('words')) is not int:
+        raise bad('"stats" needs integer "chunks" and "words"')
+    field_types = tuple(FILE_FIELDS.values())
+    for relative, entry in document['files'].items():
+        try:
+            well_formed = (tuple(map(type, FILE_VALUES(entry))) == field_types
+                           and 0 <= entry['first'] <= entry['first'] + entry['count'] <= slots
+                           and all(type(tag) is str for tag in entry['tags']))
+        except (TypeError, KeyError):
+            well_formed = False
+        if not well_formed:
+            raise bad(f'entry for {relative!r}')
+
+
+def load_index(path, advice=REBUILD_ADVICE):
+    """Read and check an index file; raise NotesError saying why it cannot be used."""
+    try:
+        with open(path, 'rb') as file:
+            data = file.read()
+    except FileNotFoundError:
+        raise NotesError(f"index file not found: {path} (run 'index' first)") from None
+    except IsADirectoryError:
+        raise NotesError(f'index path is a directory: {path}') from None
+    except OSError as error:
+        raise NotesError(f'cannot read index file {path}: {error.strerror or error}') from None
+    try:
+        document = json.loads(data)
+    except ValueError as error:
+        raise NotesError(f'index file is corrupt: {path} ({error}){advice}') from None
+    check_index(document, path, advice)
+    return document
+
+
+def check_versions(document, path):
+    """Raise NotesError unless the index's chunks match this parser and tokenizer."""
+    if (document['parser_version'], document['tokenizer_version']) != (
+            PARSER_VERSION, TOKENIZER_VERSION):
+        raise NotesError(f'{path} was made by another version of {PROG}{REBUILD_ADVICE}')
+
+
+def process_alive(pid):
+    """True unless pid is known to be dead (unknown counts as alive)."""
+    if pid <= 0 or os.name != 'posix':
+        return pid > 0
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def lock_owner_text():
+    """What a lock file says about its holder: 'pid host'."""
+    return f'{os.getpid()} {socket.gethostname()}\n'
+
+
+def abandoned_lock(lock_path):
+    """True when an O_EXCL lock file's holder is dead or it is older than LOCK_STALE_AGE."""
+    try:
+        with open(lock_path, encoding='utf-8', errors='replace') as file:
+            pid_text, _, host = file.read().strip().partition(' ')
+        age = time.time() - os.stat(lock_path).st_mtime
+    except OSError:
+        return False
+    dead = host == socket.gethostname() and pid_text.isdigit() and not process_alive(int(pid_text))
+    return dead or age > LOCK_STALE_AGE
+
+
+def lock_timeout(lock_path):
+    """The error for an `index` run that waited LOCK_TIMEOUT for the lock."""
+    return TimeoutError(errno.ETIMEDOUT, 'another index run holds the lock', lock_path)
+
+
+@contextlib.contextmanager
+def flock_held(lock_path, deadline):
+    """Hold an flock on lock_path (the kernel drops it if we die); yields the fd."""
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, 'O_CLOEXEC', 0), 0o600)
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise lock_timeout(lock_path) from None
+                time.sleep(LOCK_POLL)
+        os.ftruncate(fd, 0)
+        os.write(fd, lock_owner_text().encode('utf-8'))
+        yield fd
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def lock_file_held(lock_path, deadline):
+    """Hold lock_path by creating it with O_EXCL, removing one a dead process left; yields None."""
+    while True:
+        try:
+            fd = os.open(lock_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            break
+        except FileExistsError:
+            if abandoned_lock(lock_path):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(lock_path)
+            elif time.monotonic() > deadline:
+                raise lock_timeout(lock_path) from None
+            else:
+                time.sleep(LOCK_POLL)
+    try:
+        try:
+            os.write(fd, lock_owner_text().encode('utf-8'))
+        finally:
+            os.close(fd)
+        yield None
+    finally:
+        with contextlib.suppress(OSError):
+            os.remove(lock_path)
+
+
+def index_lock(index_path, timeout):
+    """Hold `<index>.lock` so concurrent `index` runs take turns; TimeoutError after timeout.
+
+    Uses fcntl.flock where there is one, else an O_EXCL lock file.  The context
+    value is the flock's fd (worker processes close their copy) or None.
+    """
+    held = flock_held if fcntl else lock_file_held
+    return held(index_path + '.lock', time.monotonic() + timeout)
+
+
+def temporary_name(index_path):
+    """A fresh temp file name beside the index: .<name>.<pid>.<random>.tmp"""
+    folder, name = os.path.split(index_path)
+    return os.path.join(folder, f'.{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp')
+
+
+def remove_leftover_temporaries(index_path):
+    """Delete temp files of earlier runs whose process is gone (call with the lock held)."""
+    folder, name = os.path.split(index_path)
+    pattern = re.compile(re.escape(f'.{name}.') + r'(\d+)\.[0-9a-f]+\.tmp')
+    with contextlib.suppress(OSError), os.scandir(folder or '.') as scan:
+        for entry in scan:
+            match = pattern.fullmatch(entry.name)
+            if match and not process_alive(int(match.group(1))):
+                with contextlib.suppress(OSError):
+                    os.remove(entry.path)
+
+
+def write_index(index_path, document):
+    """Write document to a temp file, fsync, then replace the index (keeping its mode)."""
+    data = json.dumps(document, ensure_ascii=False, separators=(',', ':')).encode('utf-8')
+    try:
+        mode = stat.S_IMODE(os.stat(index_path).st_mode)
+    except FileNotFoundError:
+        mode = 0o600
+    temporary = temporary_name(index_path)
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, 'O_CLOEXEC', 0),
+                 0o600)
+    try:
+        with open(fd, 'wb') as file:
+            if hasattr(os, 'fchmod'):
+                os.fchmod(file.fileno(), mode)
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, index_path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(temporary)
+        raise
+    with contextlib.suppress(OSError):
+        folder_fd = os.open(os.path.dirname(index_path) or '.', os.O_RDONLY)
+        try:
+            os.fsync(folder_fd)
+        finally:
+            os.close(folder_fd)
+
+
+def checked_paths(root, destination):
+    """Absolute (root, index path), or NotesError when either cannot be used."""
+    root_path = os.path.realpath(os.fspath(root))
+    if not os.path.isdir(root_path):
+        raise NotesError(f'root is not a directory: {os.fspath(root)}')
+    index_path = os.path.abspath(os.fspath(destination))
+    if os.path.isdir(index_path):
+        raise NotesError(f'index path is a directory: {os.fspath(destination)}')
+    if not os.path.isdir(os.path.dirname(index_path)):
+        raise NotesError(f'folder of the index does not exist: {os.fspath(destination)}')
+    return root_path, index_path
+
+
+def previous_index(index_path, root_path, shown_path):
+    """(old index or None, warning or None): the index to carry forward, if it can be."""
+    if not os.path.lexists(index_path):
+        return None, None
+    try:
+        old = load_index(shown_path, advice='')
+    except NotesError as error:
+        return None, f'{error}; {REBUILDING}'
+    if not all(POSTING_RECORDS.fullmatch(bucket) for bucket in old['postings']):
+        return None, f'index file is malformed: {shown_path} (postings); {REBUILDING}'
+    if old['root'] != root_path:
+        return None, None
+    return old, None
+
+
+def refresh_note(relative, path, info, previous, max_file_size, trusted_before_ns):
+    """Return (entry, (lines, blocks) or None) for one note; previous is reused if unchanged."""
+    if previous and (previous['size'], previous['mtime_ns']) == (info.st_size, info.st_mtime_ns):
+        return previous, None
+    if info.st_size > max_file_size:
+        raise too_large(info.st_size, max_file_size)
+    data, info = read_regular_file(path, max_file_size)
+    mtime_ns = info.st_mtime_ns if info.st_mtime_ns < trusted_before_ns else -1
+    digest = hashlib.sha256(data).hexdigest()
+    if previous and previous['sha256'] == digest:
+        return dict(previous, size=info.st_size, mtime_ns=mtime_ns), None
+    if b'\0' in data:
+        raise SkippedNote('skipped: binary file (contains NUL bytes)',
+                          line_of_offset(data, data.index(b'\0')))
+    text = data.decode('utf-8')
+    lines = note_lines(text)
+    tags, blocks = scan_note(lines)
+    entry = {'sha256': digest, 'size': info.st_size, 'mtime_ns': mtime_ns, 'tags': tags,
+             'first': 0, 'count': len(blocks), 'text': ''.join(line + '\n' for line in lines)}
+    return entry, (lines, blocks)
+
+
+def show_progress(stream, done, total, started):
+    """One carriage-return progress line on a terminal."""
+    rate = done / max(time.monotonic() - started, 1e-6)
+    stream.write(f'\rindexing {done}/{total} files ({rate:.0f} files/s)')
+    stream.flush()
+
+
+def read_note(relative, path, info, previous, max_file_size, trusted_before_ns, strict):
+    """(entry, (lines, blocks) or None, None), or (None, None, skip record) for a note left out.
+
+    strict re-raises read, decode and parse errors, as the tutorial's build_index did.
+    """
+    try:
+        return refresh_note(relative, path, info, previous, max_file_size, trusted_before_ns) + (
+            None,)
+    except SkippedNote as error:
+        return None, None, skip_record(relative, str(error), error.line)
+    except (OSError, UnicodeDecodeError, NoteSyntaxError) as error:
+        if strict:
+            raise
+        line, reason = describe_failure(error)
+        return None, None, skip_record(relative, reason, line)
+
+
+def refresh_notes(notes, previous, max_file_size, trusted_before_ns, strict, progress):
+    """Reuse or re-read each note: (files, {path: (lines, blocks)} of re-parsed ones, skipped)."""
+    files, parsed, skipped = {}, {}, []
+    started, last_shown = time.monotonic(), -PROGRESS_INTERVAL
+    for done, (relative, path, info) in enumerate(notes):
+        if progress and time.monotonic() - last_shown >= PROGRESS_INTERVAL:
+            show_progress(progress, done, len(notes), started)
+            last_shown = time.monotonic()
+        entry, scanned, skip = read_note(relative, path, info, previous.get(relative),
+                                         max_file_size, trusted_before_ns, strict)
+        if skip:
+            skipped.append(skip)
+            continue
+        files[relative] = entry
+        if scanned is not None:
+            parsed[relative] = scanned
+    return files, parsed, skipped
+
+
+def index_new_notes(notes, max_file_size, trusted_before_ns, strict):
+    """Read, parse and post notes from scratch, numbering their chunks from 0.
+
+    Returns (files, skipped, buckets, lengths, words); for a big folder each
+    worker process runs this on its share of the notes.
+    """
+    files, skipped, scanned = {}, [], []
+    for relative, path, info in notes:
+        entry, lines_and_blocks, skip = read_note(relative, path, info, None, max_file_size,
+                                                  trusted_before_ns, strict)
+        if skip:
+            skipped.append(skip)
+            continue
+        files[relative] = entry
+        scanned.append((relative, entry) + lines_and_blocks)
+    return (files, skipped) + fresh_postings(scanned)
+
+
+def start_worker(lock_fd, parent_pid):
+    """Worker set-up: let go of the inherited lock, and exit once the parent has died."""
+    if lock_fd is not None:
+        os.close(lock_fd)
+
+    def exit_with_parent():
+        while os.getppid() == parent_pid:
+            time.sleep(WORKER_WATCH_INTERVAL)
+        os._exit(1)
+
+    threading.Thread(target=exit_with_parent, daemon=True).start()
+
+
+def index_in_workers(shares, max_file_size, trusted_before_ns, lock_fd):
+    """Yield index_new_notes of each share, computed by worker processes."""
+    # Imported here: only a big fresh index needs them; searches start faster without.
+    import concurrent.futures
+    with concurrent.futures.ProcessPoolExecutor(
+            len(shares), initializer=start_worker, initargs=(lock_fd, os.getpid())) as pool:
+        yield from pool.map(index_new_notes, shares, itertools.repeat(max_file_size),
+                            itertools.repeat(trusted_before_ns), itertools.repeat(False))
+
+
+def fresh_index(notes, max_file_size, trusted_before_ns, strict, progress, lock_fd):
+    """Index notes from scratch: (files, skipped, buckets, lengths, words).
+
+    PARALLEL_MIN_NOTES or more notes are shared among worker processes; the
+    buckets of each later share are appended after a '#base' marker.
+    """
+    workers = min(os.cpu_count() or 1, MAX_WORKERS)
+    share = -(-len(notes) // workers)
+    shares = [notes[start:start + share] for start in range(0, len(notes), share)]
+    if progress:
+        show_progress(progress, 0, len(notes), time.monotonic())
+    parts, started = [], time.monotonic()
+    if not strict and len(shares) > 1 and len(notes) >= PARALLEL_MIN_NOTES:
+        try:
+            for part in index_in_workers(shares, max_file_size, trusted_before_ns, lock_fd):
+                parts.append(part)
+                if progress:
+                    show_progress(progress, sum(map(len, shares[:len(parts)])), len(notes),
+                                  started)
+        except (ImportError, OSError, RuntimeError):
+            parts = []
+    if not parts:
+        parts = [index_new_notes(notes, max_file_size, trusted_before_ns, strict)]
+    files, skipped, buckets, lengths, words = {}, [], [''] * POSTING_BUCKETS, [], 0
+    for part_files, part_skipped, part_buckets, part_lengths, part_words in parts:
+        base = len(lengths)
+        for entry in part_files.values():
+            entry['first'] += base
+        files.update(part_files)
+        skipped += part_skipped
+        buckets = [whole + (f'#{base}' if base and piece else '') + piece
+                   for whole, piece in zip(buckets, part_buckets)]
+        lengths += part_lengths
+        words += part_words
+    return files, skipped, buckets, lengths, words
+
+
+def update_index(root, destination, max_file_size=MAX_FILE_SIZE, include_hidden=False,
+                 strict=True, progress=None):
+    """Bring the index at destination up to date with the notes under root.
+
+    Returns {'changed', 'removed', 'skipped': [records], 'warning'}.  strict re-raises
+    read, decode and parse errors (the tutorial's behaviour); otherwise they are skipped.
+    Nothing is written when nothing changed.
+    """
+    root_path, index_path = checked_paths(root, destination)
+    trusted_before_ns = time.time_ns() - RACY_MTIME_NS
+    with index_lock(index_path, LOCK_TIMEOUT) as lock_fd:
+        remove_leftover_temporaries(index_path)
+        old, warning = previous_index(index_path, root_path, os.fspath(destination))
+        previous = old['files'] if old else {}
+        notes, skipped = list_notes(root_path, {os.path.realpath(index_path)}, include_hidden)
+        if old is None or (old['parser_version'], old['tokenizer_version']) != (
+                PARSER_VERSION, TOKENIZER_VERSION):
+            files, more_skipped, buckets, lengths, words = fresh_index(
+                notes, max_file_size, trusted_before_ns, strict, progress, lock_fd)
+            changed, slots, unchanged = len(files), len(lengths), False
+            lengths, stats = format_lengths(lengths), {'chunks': slots, 'words': words}
+        else:
+            files, parsed, more_skipped = refresh_notes(
+                notes, previous, max_file_size, trusted_before_ns, strict, progress)
+            changed = len(parsed)
+            unchanged = (not parsed and files.keys() == previous.keys()
+                         and all(files[relative] is previous[relative] for relative in files)
+                         and skipped + more_skipped == old['skipped'])
+            buckets, lengths, slots, stats = refreshed_postings(old, files, parsed)
+        if progress:
+            progress.write('\r\033[K')
+            progress.flush()
+        skipped += more_skipped
+        document = {'tool': TOOL, 'format_version': FORMAT_VERSION,
+                    'parser_version': PARSER_VERSION, 'tokenizer_version': TOKENIZER_VERSION,
+                    'root': root_path,
+                    'indexed_at': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+                    'files': files, 'skipped': skipped, 'slots': slots, 'stats': stats,
+                    'lengths': lengths, 'postings': buckets}
+        if not unchanged:
+            write_index(index_path, document)
+    return {'changed': changed, 'removed': len(previous.keys() - files.keys()),
+            'skipped': skipped, 'warning': warning}
+
+
+def build_index(root, destination, max_file_size=MAX_FILE_SIZE):
+    """The tutorial's API: index root into destination and return (changed, removed)."""
+    summary = update_index(root, destination, max_file_size)
+    return summary['changed'], summary['removed']
+
+
+# --- Ranking (BM25) -----------------------------------------------------------
+
+def term_frequencies(segments):
+    """{chunk: body count + HEADING_WEIGHT * heading count} of one term's segments."""
+    numbers, repeats, heading = decode_postings(segments)
+    frequencies = dict.fromkeys(numbers, 1)
+    frequencies.update(repeats)
+    if HEADING_WEIGHT:
+        for first, span, count in heading:
+            for chunk in range(first, first + span):
+                frequencies[chunk] = frequencies.get(chunk, 0) + HEADING_WEIGHT * count
+    return frequencies
+
+
+def bm25_scores(index, terms):
+    """{chunk number: BM25 score} of the chunks holding any of terms."""
+    chunks, lengths = index['stats']['chunks'], index['lengths']
+    average = max(index['stats']['words'] / max(chunks, 1), 1e-9)
+    scores = {}
+    for term in terms:
+        frequencies = term_frequencies(find_postings(index['postings'], term))
+        idf = math.log(1 + (chunks - len(frequencies) + 0.5) / (len(frequencies) + 0.5))
+        for chunk, frequency in frequencies.items():
+            norm = BM25_K1 * (1 - BM25_B + BM25_B * chunk_length(lengths, chunk) / average)
+            scores[chunk] = scores.get(chunk, 0.0) + idf * frequency * (BM25_K1 + 1) / (
+                frequency + norm)
+    return scores
+
+
+def path_allowed(relative, patterns):
+    """True when relative matches an include glob (if any) and no '!' exclude glob."""
+    includes = [pattern for pattern in patterns if not pattern.startswith('!')]
+    excludes = [pattern[1:] for pattern in patterns if pattern.startswith('!')]
+    return ((not includes or any(fnmatch.fnmatchcase(relative, p) for p in includes))
+            and not any(fnmatch.fnmatchcase(relative, p) for p in excludes))
+
+
+def corrupt_index(detail):
+    """The error for an index whose parts disagree."""
+    return NotesError(f'index file is corrupt ({detail}){REBUILD_ADVICE}')
+
+
+def rank(index, question, tags=(), paths=(), limit=DEFAULT_TOP_K):
+    """The best `limit` chunks for question among notes having all tags and matching paths."""
+    try:
+        scores = bm25_scores(index, query_terms(question))
+    except (ValueError, IndexError):
+        raise corrupt_index('bad postings') from None
+    wanted_tags = {tag.lower().lstrip('#') for tag in tags}
+    owners = sorted((entry['first'], relative) for relative, entry in index['files'].items()
+                    if entry['count'])
+    firsts = [first for first, _ in owners]
+    allowed, candidates = {}, []
+    for chunk, score in scores.items():
+        if score <= 0:
+            continue
+        position = bisect.bisect_right(firsts, chunk) - 1
+        relative = owners[position][1] if position >= 0 else None
+        entry = index['files'].get(relative)
+        if entry is None or chunk >= entry['first'] + entry['count']:
+            raise corrupt_index('postings name a missing chunk')
+        if relative not in allowed:
+            allowed[relative] = (wanted_tags.issubset(entry['tags'])
+                                 and path_allowed(relative, paths))
+        if allowed[relative]:
+            candidates.append((-score, relative, chunk - entry['first']))
+    hits, parsed = [], {}
+    for negative_score, relative, number in sorted(candidates)[:limit]:
+        if relative not in parsed:
+            try:
+                parsed[relative] = parse_note(index['files'][relative]['text'], relative)
+            except NoteSyntaxError:
+                raise corrupt_index(f'stored text of {relative} does not parse') from None
+        if number >= len(parsed[relative]):
+            raise corrupt_index(f'chunk count of {relative} does not match its text')
+        hit = dict(parsed[relative][number])
+        hit['score'] = round(-negative_score, 4)
+        hits.append(hit)
+    return hits
+
+
+def search(index_path, question, tag=None, limit=DEFAULT_TOP_K, paths=()):
+    """The tutorial's API: up to `limit` chunk dicts (plus 'score') best matching question.
+
+    tag may be one tag or a list of tags that must all be present.
+    """
+    index = load_index(os.fspath(index_path))
+    check_versions(index, os.fspath(index_path))
+    tags = [] if tag is None else [tag] if isinstance(tag, str) else list(tag)
+    return rank(index, question, tags, paths, limit)
+
+
+def tag_counts(index_path):
+    """[(tag, number of notes)] sorted by count, then tag."""
+    index = load_index(os.fspath(index_path))
+    counts = collections.Counter(tag for entry in index['files'].values()
+                                 for tag in set(entry['tags']))
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+
+
+# --- Output -------------------------------------------------------------------
+
+RESULT_FIELDS = ('id', 'path', 'heading', 'heading_path', 'start', 'end', 'tags', 'score', 'text')
+
+
+def format_hit(hit):
+    """A hit as the tutorial prints it: '[id] heading (Lstart–Lend)' then the text."""
+    return f"[{hit['id']}] {hit['heading']} (L{hit['start']}–L{hit['end']})\n{hit['text']}"
+
+
+def print_hits(question, hits, as_json):
+    """Print hits as text (the tutorial's format) or as one JSON object."""
+    if as_json:
+        results = [{field: hit[field] for field in RESULT_FIELDS} for hit in hits]
+        print(json.dumps({'query': question, 'results': results}, ensure_ascii=False))
+        return
+    for hit in hits:
+        print(format_hit(hit))
+    if not hits:
+        print(NO_HITS)
+
+
+def print_tags(counts, as_json):
+    """Print tags with their note counts, like `uniq -c`, or as JSON."""
+    if as_json:
+        print(json.dumps({'tags': [{'tag': tag, 'notes': count} for tag, count in counts]},
+                         ensure_ascii=False))
+        return
+    for tag, count in counts:
+        print(f'{count:7d} {tag}')
+
+
+def print_skipped(skipped):
+    """One stderr line per skipped file, then the count."""
+    for record in skipped:
+        print(f"{record['path']}:{record['line']}: {record['reason']}", file=sys.stderr)
+    if skipped:
+        print(f'skipped {len(skipped)} file(s)', file=sys.stderr)
+
+
+# --- Command line -------------------------------------------------------------
+
+def positive_int(text, option):
+    """int(text) if it is at least 1, else NotesError naming option."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise NotesError(f'{option} must be a whole number of at least 1, not {text!r}')
+    return value
+
+
+def build_parser():
+    """The argument parser: index, search and tags commands."""
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split('\n')[0])
+    commands = parser.add_subparsers(dest='command', required=True)
+    index = commands.add_parser('index', help='index (or update the index of) a notes folder')
+    index.add_argument('folder')
+    index.add_argument('--out', default=DEFAULT_INDEX, help='index file (default: index.json)')
+    index.add_argument('--max-file-size', default=str(MAX_FILE_SIZE), metavar='BYTES',
+                       help=f'skip larger notes (default: {MAX_FILE_SIZE})')
+    index.add_argument('--hidden', action='store_true', help='also index dot-files and dot-dirs')
+    query = commands.add_parser('search', help='search the index')
+    query.add_argument('question')
+    query.add_argument('--index', default=DEFAULT_INDEX)
+    query.add_argument('--tag', action='append', default=[],
+                       help='only notes with TAG (repeatable: all must match)')
+    query.add_argument('--path', action='append', default=[], metavar='GLOB',
+                       help='only notes whose path matches GLOB; !GLOB excludes (repeatable)')
+    query.add_argument('--top-k', default=str(DEFAULT_TOP_K), metavar='N',
+                       help=f'number of results (default: {DEFAULT_TOP_K})')
+    query.add_argument('--json', action='store_true', help='print one JSON object')
+    tags = commands.add_parser('tags', help='list tags with their note counts')
+    tags.add_argument('--index', default=DEFAULT_INDEX)
+    tags.add_argument('--json', action='store_true')
+    return parser
+
+
+def run_index(args):
+    """The `index` command; returns the exit status."""
+    max_file_size = positive_int(args.max_file_size, '--max-file-size')
+    try:
+        summary = update_index(args.folder, args.out, max_file_size, args.hidden, strict=False,
+                               progress=sys.stderr if sys.stderr.isatty() else None)
+    except OSError as error:
+        print(f'{PROG}: error: cannot write the index {args.out}: {error.strerror or error}',
+              file=sys.stderr)
+        return 1
+    if summary['warning']:
+        print(f"{PROG}: warning: {summary['warning']}", file=sys.stderr)
+    print_skipped(summary['skipped'])
+    print(f"갱신 파일: {summary['changed']}, 제거 파일: {summary['removed']}")
+    return 0
+
+
+def run_search(args):
+    """The `search` command; returns the exit status."""
+    limit = positive_int(args.top_k, '--top-k')
+    question = args.question.encode('utf-8', 'surrogateescape').decode('utf-8', 'replace')
+    print_hits(question, search(args.index, question, args.tag, limit, args.path), args.json)
+    return 0
+
+
+def run_tags(args):
+    """The `tags` command; returns the exit status."""
+    print_tags(tag_counts(args.index), args.json)
+    return 0
+
+
+def main(argv=None):
+    """Run the command line; return the exit status."""
+    args = build_parser().parse_args(argv)
+    commands = {'index': run_index, 'search': run_search, 'tags': run_tags}
+    try:
+        return commands[args.command](args)
+    except NotesError as error:
+        print(f'{PROG}: error: {error}', file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == '__main__':
+    sys.exit(main())

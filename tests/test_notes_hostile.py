@@ -1,0 +1,406 @@
+"""notes_search.py on hostile trees, misuse, exit statuses and corrupt index files."""
+import contextlib
+import io
+import json
+import os
+import pty
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from pathlib import Path
+from unittest import mock
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import notes_search as ns  # noqa: E402
+
+TOOL = ROOT / 'notes_search.py'
+IS_ROOT = hasattr(os, 'geteuid') and os.geteuid() == 0
+# As root, permission bits do not stop reads: the unreadable-file cases run the tool in
+# a child that imports it, then gives up root (setuid to nobody) before indexing.  The
+# interpreter may live under /root, so modules imported lazily are imported first.
+RUN_AS_NOBODY = '''
+import concurrent.futures.process, gettext, locale, os, pwd, shutil, sys, textwrap
+sys.path.insert(0, sys.argv[1])
+import notes_search
+if os.geteuid() == 0:
+    nobody = pwd.getpwnam('nobody')
+    os.setgroups([])
+    os.setgid(nobody.pw_gid)
+    os.setuid(nobody.pw_uid)
+sys.exit(notes_search.main(sys.argv[2:]))
+'''
+MAX = ns.MAX_FILE_SIZE
+
+
+def run_cli(*args, cwd=None, as_nobody=False):
+    """Run notes_search.py in a subprocess (optionally without root); return the result."""
+    env = dict(os.environ, PYTHONIOENCODING='utf-8')
+    if as_nobody:
+        command = [sys.executable, '-c', RUN_AS_NOBODY, str(ROOT), *map(str, args)]
+    else:
+        command = [sys.executable, str(TOOL), *map(str, args)]
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True,
+                          encoding='utf-8', timeout=120)
+
+
+def valid_index(tmp):
+    """Index a two-note folder under tmp; return the index path."""
+    root = tmp / 'notes'
+    root.mkdir()
+    (root / 'a.md').write_text('# 캐시\n\ncache invalidation notes\n', encoding='utf-8')
+    (root / 'b.md').write_text('# other\n\nunrelated text\n', encoding='utf-8')
+    index = tmp / 'index.json'
+    ns.build_index(root, index)
+    return index
+
+
+class TempDirCase(unittest.TestCase):
+    def setUp(self):
+        temp = tempfile.TemporaryDirectory()
+        self.addCleanup(temp.cleanup)
+        self.tmp = Path(temp.name)
+        os.chmod(self.tmp, 0o755)
+
+    def assert_one_error_line(self, run, status=2, contains=''):
+        self.assertEqual(run.returncode, status, run.stderr)
+        lines = run.stderr.splitlines()
+        self.assertEqual(len(lines), 1, run.stderr)
+        self.assertTrue(lines[0].startswith('notes_search.py: error: '), lines[0])
+        self.assertIn(contains, lines[0])
+        self.assertNotIn('Traceback', run.stderr)
+
+
+class HostileTreeTests(TempDirCase):
+    def build_tree(self):
+        notes = self.tmp / 'notes'
+        outside = self.tmp / 'outside'
+        for folder in (notes, outside, notes / 'dir.md', notes / 'closed', notes / 'node_modules',
+                       notes / '.git', notes / 'venv', notes / '.obsidian'):
+            folder.mkdir(parents=True)
+        (outside / 'secret.md').write_text('outsideword\n', encoding='utf-8')
+        files = {'good.md': '# Good\n\nsurvivor text\n', 'dir.md/inner.md': 'survivor inside\n',
+                 'closed/hidden.md': 'survivor closed\n', 'node_modules/x.md': 'survivor nm\n',
+                 '.git/x.md': 'survivor git\n', 'venv/x.md': 'survivor venv\n',
+                 'venv/pyvenv.cfg': 'home = /usr\n', '.obsidian/x.md': 'survivor hidden\n',
+                 '.dot.md': 'survivor dot\n', 'locked.md': 'survivor locked\n',
+                 'late.md': '# T\nbody\ntags: late\n'}
+        for relative, text in files.items():
+            (notes / relative).write_text(text, encoding='utf-8')
+        (notes / 'invalid.md').write_bytes(b'fine line\n\xff\xfe broken\n')
+        (notes / 'nul.md').write_bytes(b'text\nmore\x00bytes\n')
+        with open(notes / 'big.md', 'wb') as big:
+            big.truncate(30 * 1024 * 1024)
+        os.mkfifo(notes / 'fifo.md')
+        server = socket.socket(socket.AF_UNIX)
+        self.addCleanup(server.close)
+        server.bind(str(notes / 'sock.md'))
+        os.symlink('loop.md', notes / 'loop.md')
+        os.symlink(outside / 'secret.md', notes / 'escape.md')
+        os.symlink(outside, notes / 'outdir')
+        os.symlink('.', notes / 'self')
+        expected = {
+            'big.md:0: skipped: larger than --max-file-size (31457280 > 10485760 bytes)',
+            'closed:0: skipped: permission denied',
+            'escape.md:0: skipped: symbolic link (not followed)',
+            'fifo.md:0: skipped: not a regular file',
+            'invalid.md:2: skipped: not valid UTF-8 (byte 0xff)',
+            'late.md:3: skipped: tags는 본문보다 먼저 한 줄에 적으세요.',
+            'locked.md:0: skipped: permission denied',
+            'loop.md:0: skipped: symbolic link (not followed)',
+            'nul.md:2: skipped: binary file (contains NUL bytes)',
+            'outdir:0: skipped: symbolic link (not followed)',
+            'self:0: skipped: symbolic link (not followed)',
+            'sock.md:0: skipped: not a regular file'}
+        if IS_ROOT:
+            os.mknod(notes / 'dev.md', 0o600 | stat.S_IFCHR, os.makedev(1, 3))
+            expected.add('dev.md:0: skipped: not a regular file')
+        os.chmod(notes / 'locked.md', 0)
+        os.chmod(notes / 'closed', 0)
+        self.addCleanup(os.chmod, notes / 'closed', 0o755)
+        return expected
+
+    def test_every_hostile_file_is_reported_once_and_the_rest_indexed(self):
+        expected = self.build_tree()
+        out = self.tmp / 'out'
+        out.mkdir(mode=0o777)
+        os.chmod(out, 0o777)
+        started = time.monotonic()
+        run = run_cli('index', 'notes', '--out', 'out/index.json', cwd=self.tmp, as_nobody=True)
+        self.assertLess(time.monotonic() - started, 60, 'index hung')
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(run.stdout, '갱신 파일: 2, 제거 파일: 0\n')
+        lines = run.stderr.splitlines()
+        self.assertEqual(lines[-1], f'skipped {len(expected)} file(s)')
+        self.assertEqual(sorted(lines[:-1]), sorted(expected))
+        found = run_cli('search', 'survivor', '--top-k', '20', '--json',
+                        '--index', 'out/index.json', cwd=self.tmp)
+        paths = sorted(hit['path'] for hit in json.loads(found.stdout)['results'])
+        self.assertEqual(paths, ['dir.md/inner.md', 'good.md'])
+        outside = run_cli('search', 'outsideword', '--index', 'out/index.json', cwd=self.tmp)
+        self.assertEqual(outside.stdout, '일치하는 메모를 찾지 못했습니다.\n')
+        document = json.loads((out / 'index.json').read_text(encoding='utf-8'))
+        self.assertEqual(len(document['skipped']), len(expected))
+
+    def test_hidden_notes_with_hidden_option(self):
+        self.build_tree()
+        run = run_cli('index', 'notes', '--hidden', '--max-file-size', 64 * 1024 * 1024,
+                      cwd=self.tmp, as_nobody=False)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        paths = json.loads((self.tmp / 'index.json').read_text(encoding='utf-8'))['files']
+        self.assertIn('.dot.md', paths)
+        self.assertIn('.obsidian/x.md', paths)
+        self.assertNotIn('.git/x.md', paths)
+        self.assertNotIn('big.md:0', run.stderr)
+
+    def test_api_keeps_raising_like_the_tutorial(self):
+        notes = self.tmp / 'notes'
+        notes.mkdir()
+        (notes / 'invalid.md').write_bytes(b'\xff\n')
+        with self.assertRaises(UnicodeDecodeError):
+            ns.build_index(notes, self.tmp / 'index.json')
+        (notes / 'invalid.md').write_text('# T\nbody\ntags: x\n', encoding='utf-8')
+        with self.assertRaises(ValueError):
+            ns.build_index(notes, self.tmp / 'index.json')
+
+    def test_note_vanishing_between_listing_and_reading(self):
+        notes = self.tmp / 'notes'
+        notes.mkdir()
+        (notes / 'gone.md').write_text('bye\n', encoding='utf-8')
+        (notes / 'kept.md').write_text('kept words\n', encoding='utf-8')
+        real_list = ns.list_notes
+
+        def list_then_delete(*args):
+            listed = real_list(*args)
+            (notes / 'gone.md').unlink()
+            return listed
+
+        stderr = io.StringIO()
+        with mock.patch.object(ns, 'list_notes', list_then_delete), \
+                contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
+            status = ns.main(['index', str(notes), '--out', str(self.tmp / 'index.json')])
+        self.assertEqual(status, 0)
+        self.assertEqual(stderr.getvalue(),
+                         'gone.md:0: skipped: vanished while indexing\nskipped 1 file(s)\n')
+        self.assertEqual(len(ns.search(self.tmp / 'index.json', 'kept')), 1)
+
+    def test_index_file_inside_the_root_is_not_indexed(self):
+        notes = self.tmp / 'notes'
+        notes.mkdir()
+        (notes / 'a.md').write_text('words\n', encoding='utf-8')
+        self.assertEqual(ns.build_index(notes, notes / 'index.md'), (1, 0))
+        self.assertEqual(ns.build_index(notes, notes / 'index.md'), (0, 0))
+        document = json.loads((notes / 'index.md').read_text(encoding='utf-8'))
+        self.assertEqual(list(document['files']), ['a.md'])
+
+    def test_twenty_thousand_small_notes_with_progress_on_a_terminal(self):
+        notes = self.tmp / 'notes'
+        for number in range(20000):
+            folder = notes / f'd{number % 100}'
+            if number < 100:
+                folder.mkdir(parents=True)
+            (folder / f'n{number}.md').write_text(f'# N{number}\n\nnote {number} body\n',
+                                                  encoding='utf-8')
+        primary, secondary = pty.openpty()
+        try:
+            run = subprocess.run([sys.executable, str(TOOL), 'index', 'notes'], cwd=self.tmp,
+                                 stdout=subprocess.PIPE, stderr=secondary, timeout=300)
+            os.close(secondary)
+            shown = b''
+            with contextlib.suppress(OSError):
+                while True:
+                    block = os.read(primary, 65536)
+                    if not block:
+                        break
+                    shown += block
+        finally:
+            os.close(primary)
+        self.assertEqual(run.returncode, 0)
+        self.assertEqual(run.stdout.decode('utf-8'), '갱신 파일: 20000, 제거 파일: 0\n')
+        self.assertIn(b'indexing ', shown)
+        self.assertIn(b'/20000 files (', shown)
+        quiet = run_cli('index', 'notes', cwd=self.tmp)
+        self.assertEqual((quiet.stdout, quiet.stderr), ('갱신 파일: 0, 제거 파일: 0\n', ''))
+        hits = json.loads(run_cli('search', '19999', '--json', cwd=self.tmp).stdout)['results']
+        self.assertEqual([hit['path'] for hit in hits], ['d99/n19999.md'])
+
+
+class MisuseTests(TempDirCase):
+    def setUp(self):
+        super().setUp()
+        self.index = valid_index(self.tmp)
+
+    def test_bad_roots_write_nothing(self):
+        (self.tmp / 'file.md').write_text('x\n', encoding='utf-8')
+        before = sorted(os.listdir(self.tmp))
+        for root in ('missing', 'file.md'):
+            with self.subTest(root=root):
+                run = run_cli('index', root, '--out', 'new.json', cwd=self.tmp)
+                self.assert_one_error_line(run, contains='root is not a directory')
+        self.assertEqual(sorted(os.listdir(self.tmp)), before)
+
+    def test_bad_numbers(self):
+        for value in ('0', '-1', 'abc', '1.5', ''):
+            with self.subTest(value=value):
+                run = run_cli('search', 'cache', '--top-k', value, cwd=self.tmp)
+                self.assert_one_error_line(run, contains='--top-k')
+        run = run_cli('index', 'notes', '--max-file-size', '0', cwd=self.tmp)
+        self.assert_one_error_line(run, contains='--max-file-size')
+
+    def test_bad_index_paths(self):
+        (self.tmp / 'folder').mkdir()
+        cases = [(('search', 'x', '--index', 'missing.json'), 'index file not found'),
+                 (('search', 'x', '--index', 'folder'), 'is a directory'),
+                 (('search', 'x', '--index', 'nowhere/i.json'), 'index file not found'),
+                 (('tags', '--index', 'missing.json'), 'index file not found'),
+                 (('index', 'notes', '--out', 'folder'), 'is a directory'),
+                 (('index', 'notes', '--out', 'nowhere/i.json'), 'does not exist')]
+        for args, message in cases:
+            with self.subTest(args=args):
+                self.assert_one_error_line(run_cli(*args, cwd=self.tmp), contains=message)
+        self.assertFalse((self.tmp / 'nowhere').exists())
+
+    def test_odd_questions(self):
+        questions = ['', '   ', 'the of and', '.*[(?+\\', '캐시' * 5000,
+                     ' '.join(f'word{n}' for n in range(1500)), '\x01\u2028\ufeff']
+        for question in questions:
+            with self.subTest(question=question[:20]):
+                run = run_cli('search', question, '--json', cwd=self.tmp)
+                self.assertEqual((run.returncode, run.stderr), (0, ''))
+                json.loads(run.stdout)
+        long = run_cli('search', 'cache ' + 'zz ' * 3000, cwd=self.tmp)
+        self.assertTrue(long.stdout.startswith('[a.md:L3] 캐시'), long.stdout)
+
+
+class ExitStatusTests(TempDirCase):
+    def test_unwritable_destination_exits_1(self):
+        notes = self.tmp / 'notes'
+        notes.mkdir()
+        (notes / 'a.md').write_text('x\n', encoding='utf-8')
+        locked = self.tmp / 'locked'
+        locked.mkdir(mode=0o555)
+        os.chmod(locked, 0o555)
+        if not IS_ROOT and os.access(locked, os.W_OK):
+            self.skipTest('this user can write a 0555 folder')
+        run = run_cli('index', 'notes', '--out', 'locked/index.json', cwd=self.tmp,
+                      as_nobody=True)
+        self.assert_one_error_line(run, status=1, contains='cannot write the index')
+        self.assertEqual(os.listdir(locked), [])
+
+    @unittest.skipUnless(ns.fcntl, 'fcntl lock needs POSIX')
+    def test_lock_timeout_exits_1(self):
+        index = valid_index(self.tmp)
+        with open(str(index) + '.lock', 'a') as held:
+            ns.fcntl.flock(held, ns.fcntl.LOCK_EX)
+            stderr = io.StringIO()
+            with mock.patch.object(ns, 'LOCK_TIMEOUT', 0.3), contextlib.redirect_stderr(stderr):
+                status = ns.main(['index', str(self.tmp / 'notes'), '--out', str(index)])
+        self.assertEqual(status, 1)
+        self.assertEqual(len(stderr.getvalue().splitlines()), 1)
+        self.assertIn('another index run holds the lock', stderr.getvalue())
+
+    def test_stale_lock_and_leftover_temp_files_are_recovered(self):
+        index = valid_index(self.tmp)
+        dead = subprocess.run([sys.executable, '-c', 'import os; print(os.getpid())'],
+                              capture_output=True, text=True).stdout.strip()
+        Path(str(index) + '.lock').write_text(f'{dead} {socket.gethostname()}\n')
+        leftover = self.tmp / f'.index.json.{dead}.0badc0de.tmp'
+        leftover.write_text('{"partial": ')
+        alive = self.tmp / f'.index.json.{os.getpid()}.0badc0de.tmp'
+        alive.write_text('{"partial": ')
+        (self.tmp / 'notes' / 'c.md').write_text('third\n', encoding='utf-8')
+        run = run_cli('index', 'notes', cwd=self.tmp)
+        self.assertEqual((run.returncode, run.stdout), (0, '갱신 파일: 1, 제거 파일: 0\n'))
+        self.assertFalse(leftover.exists())
+        self.assertTrue(alive.exists())
+
+    def test_lock_without_fcntl_removes_a_dead_holders_lock(self):
+        index = valid_index(self.tmp)
+        lock = Path(str(index) + '.lock')
+        lock.write_text(f'999999999 {socket.gethostname()}\n')
+        code = ('import sys; sys.modules["fcntl"] = None; sys.path.insert(0, sys.argv[1]);'
+                'import notes_search; assert notes_search.fcntl is None;'
+                'sys.exit(notes_search.main(sys.argv[2:]))')
+        run = subprocess.run([sys.executable, '-c', code, str(ROOT), 'index', 'notes'],
+                             cwd=self.tmp, capture_output=True, text=True, timeout=60)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertFalse(lock.exists())
+
+    def test_mode_of_a_replaced_index_is_kept(self):
+        index = valid_index(self.tmp)
+        self.assertEqual(stat.S_IMODE(index.stat().st_mode), 0o600)
+        os.chmod(index, 0o640)
+        (self.tmp / 'notes' / 'c.md').write_text('third\n', encoding='utf-8')
+        ns.build_index(self.tmp / 'notes', index)
+        self.assertEqual(stat.S_IMODE(index.stat().st_mode), 0o640)
+
+
+class CorruptIndexTests(TempDirCase):
+    def variants(self, document):
+        """(name, bytes) of index files that must be refused."""
+        def changed(edit):
+            copy = json.loads(json.dumps(document))
+            edit(copy)
+            return json.dumps(copy).encode('utf-8')
+
+        text = json.dumps(document).encode('utf-8')
+        first_file = next(iter(document['files']))
+        return [
+            ('empty', b''), ('truncated', text[:len(text) // 2]), ('not json', b'hello'),
+            ('array', b'[1, 2]'), ('no tool', b'{"version": 1, "files": {}}'),
+            ('other tool', changed(lambda d: d.update(tool='code_search'))),
+            ('format', changed(lambda d: d.update(format_version=99))),
+            ('files not dict', changed(lambda d: d.update(files=[]))),
+            ('entry not dict', changed(lambda d: d['files'].update({first_file: 'x'}))),
+            ('entry chunks past slots',
+             changed(lambda d: d['files'][first_file].update(count=d['slots'] + 5))),
+            ('entry text not str', changed(lambda d: d['files'][first_file].update(text=None))),
+            ('tags not strings', changed(lambda d: d['files'][first_file].update(tags=[1]))),
+            ('postings not list', changed(lambda d: d.update(postings='x'))),
+            ('postings garbage', changed(lambda d: d.update(postings=['|cache x;y'] * 3))),
+            ('lengths mismatch', changed(lambda d: d.update(lengths=d['lengths'] + '1'))),
+            ('stats wrong', changed(lambda d: d.update(stats={'chunks': '1'}))),
+            ('bool as int', changed(lambda d: d.update(slots=True))),
+            ('invalid utf-8', b'\xff\xfe{}'),
+        ]
+
+    def test_search_refuses_and_index_rebuilds(self):
+        index = valid_index(self.tmp)
+        document = json.loads(index.read_text(encoding='utf-8'))
+        for name, data in self.variants(document):
+            with self.subTest(name=name):
+                index.write_bytes(data)
+                self.assert_one_error_line(run_cli('search', 'cache', cwd=self.tmp))
+                if name != 'postings garbage':
+                    self.assert_one_error_line(run_cli('tags', cwd=self.tmp))
+                rebuilt = run_cli('index', 'notes', cwd=self.tmp)
+                self.assertEqual(rebuilt.returncode, 0, rebuilt.stderr)
+                self.assertEqual(rebuilt.stdout, '갱신 파일: 2, 제거 파일: 0\n')
+                warning = rebuilt.stderr.splitlines()
+                self.assertEqual(len(warning), 1, rebuilt.stderr)
+                self.assertIn('rebuilding it from scratch', warning[0])
+                found = run_cli('search', 'cache', cwd=self.tmp)
+                self.assertTrue(found.stdout.startswith('[a.md:L3]'), found.stdout)
+
+    def test_postings_naming_missing_chunks_are_refused_on_search(self):
+        index = valid_index(self.tmp)
+        document = json.loads(index.read_text(encoding='utf-8'))
+        document['postings'] = ['|cache 999'] * len(document['postings'])
+        document['lengths'] = '0001' * 1000
+        document['slots'] = 1000
+        index.write_text(json.dumps(document), encoding='utf-8')
+        self.assert_one_error_line(run_cli('search', 'cache', cwd=self.tmp), contains='corrupt')
+        document['files']['a.md']['text'] = ''
+        document['postings'] = ['|cache 0'] * len(document['postings'])
+        index.write_text(json.dumps(document), encoding='utf-8')
+        self.assert_one_error_line(run_cli('search', 'cache', cwd=self.tmp), contains='corrupt')
+
+
+if __name__ == '__main__':
+    unittest.main()
