@@ -50,7 +50,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 
 TOOL = 'code_search'
 __version__ = '1.0.0'
-FORMAT_VERSION = 1          # layout of index.json
+FORMAT_VERSION = 2          # layout of index.json
 PARSER_VERSION = 1          # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 1       # how text becomes terms; a change re-parses every file
 
@@ -72,8 +72,10 @@ BM25_K1 = 1.2
 TEST_FILE_WEIGHT = 0.5      # test code ranks lower unless the question mentions tests
 GLOSSARY_WEIGHT = 0.8       # an English word reached through the Korean glossary
 SYNONYM_WEIGHT = 0.5        # another word for a question's word (folder -> directory)
+SYNONYM_POSTING_LIMIT = 100000  # a synonym found nearly everywhere is skipped (chars)
 PRIVATE_NAME_WEIGHT = 0.7   # _private definitions rank below public ones
 EXACT_NAME_WEIGHT = 2.0     # a definition named exactly as the question spells a name
+RERANK_DEPTH = 300          # how many leading candidates the name weights look at
 DEFAULT_TOP_K = 2           # the tutorial's default
 MAX_FILE_SIZE = 2 * 1024 * 1024   # larger files are skipped (--max-file-size): parsing
                                   # takes up to ~200x a file's size in memory
@@ -661,33 +663,72 @@ def query_terms(question):
 #
 # index.json = {"tool", "format_version", "parser_version", "tokenizer_version", "root",
 #   "indexed_at", "next_fid", "chunk_count", "field_totals", "skipped": [...],
-#   "files": {path: {"fid", "sha256", "size", "mtime_ns", "count", "totals", "rows"}},
-#   "postings": {term: "fid field entries;fid field entries;..."}}
-# "rows" is one line a chunk, 'symbol kind start end' and the length of each field, kept
-# as one string that a search decodes only for the files it touches.  The source text
-# is not stored: it is read back from the file and checked against the SHA-256, which
-# keeps the index small and quick to load.  Postings segments carry a file id (fid), so
-# an update drops and adds only the segments of changed files.
-ROW_SYMBOL, ROW_KIND, ROW_START, ROW_END, ROW_LENGTHS = range(5)
+#   "files": {path: {"fid", "sha256", "size", "mtime_ns", "count", "totals", "rows",
+#                    "lengths"}}, "postings": [bucket, ...], "checksum"}
+# "rows" holds a file's chunks as 'symbol kind start end', '|' between chunks, and
+# "lengths" the length of each field of each chunk, space-separated: strings that a
+# search decodes only for the files it touches.
+# A term's posting is "fid field entries;fid field entries;..."; postings live in
+# POSTING_BUCKETS strings '|term=posting|term=posting|' chosen by the CRC-32 of the term,
+# so loading the index creates a thousand strings instead of a hundred thousand, and a
+# search finds its terms with str.find.  The source text is not stored: it is read back
+# from the file and checked against the SHA-256.  Segments carry a file id (fid), so an
+# update drops and adds only the segments of changed files.
+ROW_SYMBOL, ROW_KIND, ROW_START, ROW_END = range(4)
+POSTING_BUCKETS = 1024
 
 
 def encode_rows(rows):
-    return '\n'.join(' '.join(map(str, row)) for row in rows)
+    return '|'.join(' '.join(map(str, row)) for row in rows)
 
 
 def decode_rows(text):
-    """'symbol kind start end lengths...' lines -> [[symbol, kind, start, end, ...]]."""
+    """'symbol kind start end|...' -> [[symbol, kind, start, end], ...]."""
     rows = []
-    for line in text.split('\n') if text else ():
-        symbol, kind, *numbers = line.split(' ')
-        rows.append([symbol, kind, *map(int, numbers)])
+    for line in text.split('|') if text else ():
+        symbol, kind, start, end = line.split(' ')
+        rows.append([symbol, kind, int(start), int(end)])
     return rows
 
 
-def make_record(rows, fid, **details):
-    """A file's entry in the index: its chunk rows, their count and field totals."""
-    totals = [sum(row[ROW_LENGTHS + f] for row in rows) for f in range(len(FIELDS))]
-    return dict(details, fid=fid, count=len(rows), totals=totals, rows=encode_rows(rows))
+def bucket_of(term):
+    return zlib.crc32(term.encode('utf-8', 'surrogatepass')) % POSTING_BUCKETS
+
+
+def pack_postings(postings):
+    """{term: posting} -> POSTING_BUCKETS strings '|term=posting|...'."""
+    buckets = [[] for _ in range(POSTING_BUCKETS)]
+    for term in sorted(postings):
+        buckets[bucket_of(term)].append(f'{term}={postings[term]}')
+    return ['|' + '|'.join(bucket) + '|' if bucket else '' for bucket in buckets]
+
+
+def unpack_postings(buckets):
+    """POSTING_BUCKETS strings -> {term: posting}."""
+    postings = {}
+    for bucket in buckets:
+        for item in bucket.split('|'):
+            if item:
+                term, _, posting = item.partition('=')
+                postings[term] = posting
+    return postings
+
+
+def find_posting(buckets, term):
+    """One term's posting, found in its bucket without decoding anything else."""
+    bucket = buckets[bucket_of(term)]
+    start = bucket.find(f'|{term}=')
+    if start < 0:
+        return None
+    start += len(term) + 2
+    return bucket[start:bucket.index('|', start)]
+
+
+def make_record(rows, lengths, fid, **details):
+    """A file's entry in the index: chunk rows, field lengths, count and field totals."""
+    totals = [sum(row[f] for row in lengths) for f in range(len(FIELDS))]
+    return dict(details, fid=fid, count=len(rows), totals=totals, rows=encode_rows(rows),
+                lengths=' '.join(str(n) for row in lengths for n in row))
 
 def index_one_file(job):
     """Worker: read, hash, parse and tokenise one file -> ('ok', record) or ('skip', ...)."""
@@ -702,8 +743,8 @@ def index_one_file(job):
 
 def file_record(chunks, data, info, fid):
     """What the index keeps of one file, with the postings segments it contributes."""
-    rows, segments = chunk_postings(chunks, fid)
-    return make_record(rows, fid, sha256=hashlib.sha256(data).hexdigest(),
+    rows, lengths, segments = chunk_postings(chunks, fid)
+    return make_record(rows, lengths, fid, sha256=hashlib.sha256(data).hexdigest(),
                        size=info.st_size, mtime_ns=info.st_mtime_ns, segments=segments)
 
 
@@ -711,7 +752,7 @@ def empty_index(root):
     return {'tool': TOOL, 'format_version': FORMAT_VERSION, 'parser_version': PARSER_VERSION,
             'tokenizer_version': TOKENIZER_VERSION, 'root': str(root), 'indexed_at': '',
             'next_fid': 0, 'chunk_count': 0, 'field_totals': [0] * len(FIELDS),
-            'files': {}, 'skipped': [], 'postings': {}}
+            'files': {}, 'skipped': [], 'postings': pack_postings({})}
 
 
 def update_index(root, old, options, report=None):
@@ -761,9 +802,11 @@ def update_index(root, old, options, report=None):
             added[result[1]] = result[2]
     removed_records = [record for relative, record in previous.items()
                        if relative not in current]
-    postings = index['postings']
-    drop_postings(postings, removed_records)
-    add_postings(postings, [added[relative].pop('segments') for relative in sorted(added)])
+    if added or removed_records:
+        postings = unpack_postings(index['postings'])
+        drop_postings(postings, removed_records)
+        add_postings(postings, [added[relative].pop('segments') for relative in sorted(added)])
+        index['postings'] = pack_postings(postings)
     current.update(added)
     deleted = sum(1 for relative in previous if relative not in current)
     skipped.sort(key=lambda s: s['path'])
@@ -1020,9 +1063,9 @@ def safe_relative_path(relative):
 def content_checksum(index):
     """CRC-32 over the postings and chunk rows, so a hand-edited or damaged index is
     rebuilt by the next `index` run instead of being carried forward."""
-    parts = [f'{relative}\0{record["fid"]}\0{record["rows"]}'
+    parts = [f'{relative}\0{record["fid"]}\0{record["rows"]}\0{record["lengths"]}'
              for relative, record in index['files'].items()]
-    parts.extend(f'{term}\0{value}' for term, value in index['postings'].items())
+    parts.extend(index['postings'])
     return zlib.crc32('\1'.join(parts).encode('utf-8', 'surrogatepass'))
 
 
@@ -1042,7 +1085,7 @@ def index_problem(index, deep=True):
     if index.get('format_version') != FORMAT_VERSION:
         return (f'index format {index.get("format_version")!r} is not {FORMAT_VERSION}; '
                 'rebuild it with: code_search.py index ROOT')
-    expected = {'root': str, 'files': dict, 'postings': dict, 'skipped': list,
+    expected = {'root': str, 'files': dict, 'postings': list, 'skipped': list,
                 'next_fid': int, 'parser_version': int, 'tokenizer_version': int,
                 'chunk_count': int, 'field_totals': list}
     for key, kind in expected.items():
@@ -1054,6 +1097,7 @@ def index_problem(index, deep=True):
                                                  ('fid', 'size', 'mtime_ns', 'count'))
                 and isinstance(record.get('sha256'), str) and len(record['sha256']) == 64
                 and isinstance(record.get('rows'), str)
+                and isinstance(record.get('lengths'), str)
                 and isinstance(record.get('totals'), list)
                 and len(record['totals']) == len(FIELDS)) or record['fid'] in fids \
                 or not safe_relative_path(relative):
@@ -1062,7 +1106,9 @@ def index_problem(index, deep=True):
     if index['chunk_count'] != sum(r['count'] for r in index['files'].values()) \
             or len(index['field_totals']) != len(FIELDS):
         return 'damaged index: chunk counts do not add up'
-    if not all(isinstance(v, str) for v in index['postings'].values()):
+    if len(index['postings']) != POSTING_BUCKETS or not all(
+            isinstance(bucket, str) and (bucket == '' or bucket[0] == bucket[-1] == '|')
+            for bucket in index['postings']):
         return 'damaged index: bad postings'
     if deep and index.get('checksum') != content_checksum(index):
         return 'damaged index: its content does not match its checksum'
@@ -1077,7 +1123,7 @@ TEST_PATH = re.compile(r'(^|/)(tests?|testing|idle_test)/|(^|/)test_[^/]*$|_test
 
 
 def chunk_postings(chunks, fid):
-    """Stored chunk rows and postings segments for one file.
+    """Chunk rows, field lengths and postings segments for one file.
 
     A segment is 'fid field entries'; an entry is a chunk number within the file or a
     run 'first-last', followed by ':tf' when the term occurs more than once.
@@ -1113,9 +1159,9 @@ def chunk_postings(chunks, fid):
     for (term, number), ids in sorted(entries.items()):
         segment = f'{fid} {number} ' + ','.join(ids)
         segments[term] = segments[term] + ';' + segment if term in segments else segment
-    rows = [[chunk['symbol'], chunk['kind'], chunk['start'], chunk['end']] + row
-            for chunk, row in zip(chunks, lengths)]
-    return rows, segments
+    rows = [[chunk['symbol'], chunk['kind'], chunk['start'], chunk['end']]
+            for chunk in chunks]
+    return rows, lengths, segments
 
 
 def make_search_index(chunks, root='', skipped=()):
@@ -1125,14 +1171,15 @@ def make_search_index(chunks, root='', skipped=()):
         by_path.setdefault(chunk['path'], []).append(chunk)
     files, segment_maps, ordered = {}, [], []
     for fid, (path, group) in enumerate(by_path.items()):
-        rows, segments = chunk_postings(group, fid)
-        files[path] = make_record(rows, fid, revision=group[0]['revision'])
+        rows, lengths, segments = chunk_postings(group, fid)
+        files[path] = make_record(rows, lengths, fid, revision=group[0]['revision'])
         segment_maps.append(segments)
         ordered.extend(group)
     postings = {}
     add_postings(postings, segment_maps)
     view = open_search_index({
-        'root': str(root), 'files': files, 'postings': postings, 'skipped': list(skipped),
+        'root': str(root), 'files': files, 'postings': pack_postings(postings),
+        'skipped': list(skipped),
         'chunk_count': len(ordered),
         'field_totals': [sum(r['totals'][f] for r in files.values())
                          for f in range(len(FIELDS))]})
@@ -1153,7 +1200,8 @@ def open_search_index(index):
     count = max(total, 1)
     averages = [max(field_total / count, 1.0) for field_total in index['field_totals']]
     return {'starts': starts, 'order': order, 'fid_base': fid_base, 'fid_path': fid_path,
-            'total': total, 'decoded': {}, 'chunks': None, 'postings': index['postings'],
+            'total': total, 'decoded': {}, 'lengths': {}, 'chunks': None,
+            'postings': index['postings'],
             'averages': averages, 'root': index['root'], 'files': index['files'],
             'skipped': index['skipped'], 'indexed_at': index.get('indexed_at', '')}
 
@@ -1162,11 +1210,24 @@ def file_rows(index, relative):
     """The decoded chunk rows of one file, decoded once per search."""
     rows = index['decoded'].get(relative)
     if rows is None:
-        rows = index['decoded'][relative] = decode_rows(index['files'][relative]['rows'])
+        rows = decode_rows(index['files'][relative]['rows'])
+        index['decoded'][relative] = rows
         if len(rows) != index['files'][relative]['count'] or not all(
                 1 <= row[ROW_START] <= row[ROW_END] for row in rows):
             raise ValueError(f'chunk rows of {relative} are damaged')
     return rows
+
+
+def file_lengths(index, relative):
+    """The field lengths of one file's chunks as one flat list, decoded once per search."""
+    lengths = index['lengths'].get(relative)
+    if lengths is None:
+        record = index['files'][relative]
+        text = record['lengths']
+        lengths = index['lengths'][relative] = list(map(int, text.split())) if text else []
+        if len(lengths) != record['count'] * len(FIELDS):
+            raise ValueError(f'field lengths of {relative} are damaged')
+    return lengths
 
 
 def chunk_entry(index, number):
@@ -1201,10 +1262,11 @@ def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None):
     field_weight = [FIELD_WEIGHTS[f] for f in FIELDS]
     field_b = [FIELD_LENGTH_NORMALISATION[f] for f in FIELDS]
     averages = index['averages']
-    allowed, scores, row_of, anchored = {}, {}, {}, set()
+    allowed, scores, path_of, anchored = {}, {}, {}, set()
+    field_count = len(FIELDS)
     for term, query_weight in weights.items():
-        value = index['postings'].get(term)
-        if not value:
+        value = find_posting(index['postings'], term)
+        if not value or (term not in anchors and len(value) > SYNONYM_POSTING_LIMIT):
             continue
         weighted = {}
         for segment in value.split(';'):
@@ -1216,19 +1278,18 @@ def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None):
                     allowed[fid] = accept_path(relative)
                 if not allowed[fid]:
                     continue
-            base, rows = fid_base[fid], file_rows(index, relative)
+            base, lengths = fid_base[fid], file_lengths(index, relative)
             f = int(field)
-            weight, b, average, column = field_weight[f], field_b[f], averages[f], \
-                ROW_LENGTHS + f
+            weight, b, average = field_weight[f], field_b[f], averages[f]
             for entry in ids.split(','):
                 span, _, tf = entry.partition(':')
                 first, _, last = span.partition('-')
                 first = int(first)
                 for local in range(first, int(last) + 1 if last else first + 1):
-                    norm = 1 - b + b * rows[local][column] / average
+                    norm = 1 - b + b * lengths[local * field_count + f] / average
                     n = base + local
                     weighted[n] = weighted.get(n, 0.0) + weight * int(tf or 1) / norm
-                    row_of[n] = (relative, rows[local])
+                    path_of[n] = relative
         if not weighted:
             continue
         if term in anchors:
@@ -1238,19 +1299,34 @@ def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None):
             scores[n] = scores.get(n, 0.0) + query_weight * idf * tf * (BM25_K1 + 1) \
                 / (BM25_K1 + tf)
     wants_tests = any(term.startswith('test') for term in anchors)
-    named = named_in_question(question)
     scores = {n: score for n, score in scores.items() if n in anchored}
+    test_paths = {}
     for n in scores:
-        relative, row = row_of[n]
-        symbol = row[ROW_SYMBOL].lower()
+        relative = path_of[n]
+        if relative not in test_paths:
+            test_paths[relative] = not wants_tests and bool(TEST_PATH.search(relative))
+        if test_paths[relative]:
+            scores[n] *= TEST_FILE_WEIGHT
+    return rerank_by_name(index, question, scores, top_k)
+
+
+def rerank_by_name(index, question, scores, top_k):
+    """Apply the exact-name and private-name weights to the leading candidates.
+
+    Only the best RERANK_DEPTH candidates are looked at, so a search decodes the chunk
+    names of a few files, not of every file a common word touches.
+    """
+    named = named_in_question(question)
+    leading = sorted(scores, key=lambda n: (-scores[n], n))[:max(top_k, RERANK_DEPTH)]
+    entries = {n: chunk_entry(index, n) for n in leading}
+    for n, entry in entries.items():
+        symbol = entry['symbol'].lower()
         if symbol in named or symbol.rpartition('.')[2] in named:
             scores[n] *= EXACT_NAME_WEIGHT
-        if not wants_tests and TEST_PATH.search(relative):
-            scores[n] *= TEST_FILE_WEIGHT
-        if PRIVATE_NAME.search(row[ROW_SYMBOL]):
+        if PRIVATE_NAME.search(entry['symbol']):
             scores[n] *= PRIVATE_NAME_WEIGHT
-    ranked = sorted(scores, key=lambda n: (-scores[n], n))[:top_k]
-    return [dict(chunk_entry(index, n), score=round(scores[n], 4)) for n in ranked]
+    ranked = sorted(leading, key=lambda n: (-scores[n], n))[:top_k]
+    return [dict(entries[n], score=round(scores[n], 4)) for n in ranked]
 
 
 def retrieve(question, chunks, top_k=DEFAULT_TOP_K):

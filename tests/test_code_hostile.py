@@ -453,7 +453,7 @@ class VanishedFileTests(unittest.TestCase):
         write(self.root / 'gone.py', 'def soon_gone():\n    return "changed"\n')
         index, stats = self.check(old)
         self.assertEqual(stats['removed'], 1)
-        self.assertNotIn('soon', index['postings'])
+        self.assertNotIn('soon', code_search.unpack_postings(index['postings']))
 
     def test_vanished_reason_uses_conventions_wording(self):
         write(self.root / 'gone.py', 'def soon_gone():\n    pass\n')
@@ -557,31 +557,25 @@ class BadIndexTests(unittest.TestCase):
             return json.dumps(index).encode()
 
         def set_chunk(key, value):
-            """Edit good.py's only chunk whichever way the index stores chunks: a list of
-            dicts or rows under "chunks", or "rows" text 'symbol kind start end lengths...'."""
+            """Edit good.py's only chunk: its row 'symbol kind start end' in "rows", or its
+            field lengths in "lengths"."""
             position = {'symbol': 0, 'kind': 1, 'start': 2, 'end': 3}
 
             def edit(index):
                 record = index['files']['good.py']
-                if isinstance(record.get('chunks'), list) and record['chunks']:
-                    chunk = record['chunks'][0]
-                    if isinstance(chunk, dict):
-                        chunk[key] = value
-                        return
-                    if key == 'lengths':
-                        chunk[4:] = value
-                    else:
-                        chunk[position[key]] = value
+                if key == 'lengths':
+                    record['lengths'] = ' '.join(str(v) for v in value)
                     return
-                if isinstance(record.get('rows'), str):
-                    row = record['rows'].split('\n')[0].split(' ')
-                    if key == 'lengths':
-                        row[4:] = [str(v) for v in value]
-                    else:
-                        row[position[key]] = str(value)
-                    record['rows'] = ' '.join(row)
-                    return
-                raise AssertionError(f'unknown chunk layout in the index: {sorted(record)}')
+                row = record['rows'].split('|')[0].split(' ')
+                row[position[key]] = str(value)
+                record['rows'] = ' '.join(row)
+            return edit
+
+        def set_posting(term, value):
+            def edit(index):
+                postings = code_search.unpack_postings(index['postings'])
+                postings[term] = value
+                index['postings'] = code_search.pack_postings(postings)
             return edit
         return {
             'truncated': self.valid[:len(self.valid) // 2],
@@ -601,11 +595,10 @@ class BadIndexTests(unittest.TestCase):
             'fid not int': changed(lambda i: i['files']['good.py'].__setitem__('fid', str(fid))),
             'files not a dict': changed(lambda i: i.__setitem__('files', [])),
             'postings not strings': changed(
-                lambda i: i['postings'].__setitem__('harmless', [fid, 0, 0])),
-            'postings name a missing file': changed(
-                lambda i: i['postings'].__setitem__('harmless', '999 0 0')),
-            'postings malformed': changed(
-                lambda i: i['postings'].__setitem__('harmless', 'garbage')),
+                lambda i: i['postings'].__setitem__(0, [fid, 0, 0])),
+            'postings not buckets': changed(lambda i: i.__setitem__('postings', {})),
+            'postings name a missing file': changed(set_posting('harmless', '999 0 0')),
+            'postings malformed': changed(set_posting('harmless', 'garbage')),
             'chunk lengths not numbers': changed(set_chunk('lengths', ['x'] * 6)),
         }
 
@@ -649,7 +642,8 @@ class BadIndexTests(unittest.TestCase):
                 hits = json.loads(search.stdout)['results']
                 self.assertEqual(hits[0]['symbol'], 'harmless_marker_function')
                 rebuilt = valid_index_dict(self.out)
-                self.assertNotIn('999 0 0', rebuilt['postings'].get('harmless', ''))
+                postings = code_search.unpack_postings(rebuilt['postings'])
+                self.assertNotIn('999 0 0', postings.get('harmless', ''))
                 self.assertEqual(rebuilt['tool'], 'code_search')
 
     def test_paths_outside_root_are_never_read(self):
