@@ -634,29 +634,35 @@ def korean_meanings(word):
 
 
 def query_terms(question):
-    """Weighted terms of a question: its own terms, dotted names, Korean glossary words,
-    and English synonyms of its words.  Returns (weights, anchors): a hit must share an
-    anchor term, so a synonym alone never makes a hit."""
-    weights = {}
+    """Weighted terms of a question: its own terms, dotted names, Korean glossary words
+    and English synonyms.  Returns (weights, anchors, concepts): a hit must share an
+    anchor term (a synonym alone never makes a hit), and the words one question word
+    expands to form one concept, which counts once however many of them a chunk has."""
+    weights, concepts = {}, {}
 
-    def add(word, weight):
+    def add(word, weight, concept=None):
         for term in word_terms(word):
             weights[term] = max(weights.get(term, 0), weight)
+            concepts.setdefault(term, concept or term)
 
     words = WORD.findall(question)
     for word in words:
         add(word, 1.0)
-    meanings = [meaning for word in words if HANGUL.match(word)
-                for meaning in korean_meanings(word)]
-    for meaning in meanings:
-        add(meaning, GLOSSARY_WEIGHT)
     for dotted in re.findall(r'[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+', question):
         weights[dotted.lower()] = 1.0
+        concepts.setdefault(dotted.lower(), dotted.lower())
+    expansions = []
+    for word in words:
+        concept = (word_terms(word) or (word,))[0]
+        meanings = korean_meanings(word) if HANGUL.match(word) else []
+        for meaning in meanings:
+            add(meaning, GLOSSARY_WEIGHT, concept)
+        expansions.extend((synonym, concept) for english in [word.lower()] + meanings
+                          for synonym in ENGLISH_SYNONYMS.get(english, ()))
     anchors = set(weights)
-    for word in [w.lower() for w in words] + meanings:
-        for synonym in ENGLISH_SYNONYMS.get(word, ()):
-            add(synonym, SYNONYM_WEIGHT)
-    return weights, anchors
+    for synonym, concept in expansions:
+        add(synonym, SYNONYM_WEIGHT, concept)
+    return weights, anchors, concepts
 
 
 # --- Index storage: records per file, postings per term, atomic write, lock -----------
@@ -1257,12 +1263,12 @@ def named_in_question(question):
 def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None):
     """Rank chunks for a question with BM25F; only chunks sharing a term are touched."""
     fid_base, fid_path = index['fid_base'], index['fid_path']
-    weights, anchors = query_terms(question)
+    weights, anchors, concepts = query_terms(question)
     total = index['total']
     field_weight = [FIELD_WEIGHTS[f] for f in FIELDS]
     field_b = [FIELD_LENGTH_NORMALISATION[f] for f in FIELDS]
     averages = index['averages']
-    allowed, scores, path_of, anchored = {}, {}, {}, set()
+    allowed, by_concept, path_of, anchored = {}, {}, {}, set()
     field_count = len(FIELDS)
     for term, query_weight in weights.items():
         value = find_posting(index['postings'], term)
@@ -1295,11 +1301,14 @@ def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None):
         if term in anchors:
             anchored.update(weighted)
         idf = math.log(1 + (total - len(weighted) + 0.5) / (len(weighted) + 0.5))
+        concept = concepts[term]
         for n, tf in weighted.items():
-            scores[n] = scores.get(n, 0.0) + query_weight * idf * tf * (BM25_K1 + 1) \
-                / (BM25_K1 + tf)
+            score = query_weight * idf * tf * (BM25_K1 + 1) / (BM25_K1 + tf)
+            best = by_concept.setdefault(n, {})
+            if score > best.get(concept, 0.0):
+                best[concept] = score
     wants_tests = any(term.startswith('test') for term in anchors)
-    scores = {n: score for n, score in scores.items() if n in anchored}
+    scores = {n: sum(best.values()) for n, best in by_concept.items() if n in anchored}
     test_paths = {}
     for n in scores:
         relative = path_of[n]
