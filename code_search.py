@@ -523,14 +523,6 @@ def word_terms(word):
     return tuple(parts)
 
 
-def terms(text):
-    """All index terms of a text, with repeats, so term frequency can be counted."""
-    found = []
-    for word in WORD.findall(text):
-        found.extend(word_terms(word))
-    return found
-
-
 def count_terms(text):
     """Term frequencies of a text; counts words first so each distinct word splits once."""
     counts = {}

@@ -17,6 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 import code_search  # noqa: E402
+from tests.test_code_basic import decode_like_python, real_lines  # noqa: E402
 
 TOOL = ROOT / 'code_search.py'
 ENV = dict(os.environ, PYTHONIOENCODING='utf-8', PYTHONDONTWRITEBYTECODE='1')
@@ -278,30 +279,6 @@ def last(x=lambda: 1):
     return x()
 '''
 
-COOKIE = re.compile(r'^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)')
-BLANK_OR_COMMENT = re.compile(r'^[ \t\f]*(?:#.*)?\Z')
-
-
-def decode_like_python(data):
-    """Independent decoding: BOM, then a PEP 263 cookie on line 1 or 2, else UTF-8."""
-    if data.startswith(codecs.BOM_UTF8):
-        return data[3:].decode('utf-8')
-    first_lines = re.split(rb'\r\n|\r|\n', data, maxsplit=2)[:2]
-    for number, raw in enumerate(first_lines):
-        line = raw.decode('latin-1')
-        match = COOKIE.match(line)
-        if match:
-            return data.decode(codecs.lookup(match.group(1)).name)
-        if number == 0 and not BLANK_OR_COMMENT.match(line):
-            break
-    return data.decode('utf-8')
-
-
-def real_lines(data):
-    lines = re.split(r'\r\n|\r|\n', decode_like_python(data))
-    if lines and lines[-1] == '':
-        lines.pop()
-    return lines
 
 
 INSERTS = [b'\r', b'\r\n', b'\n', b'\x0c', b'\x0b', '\u2028'.encode(), '\u2029'.encode(),
