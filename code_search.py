@@ -722,6 +722,48 @@ def find_posting(buckets, term):
     return bucket[start:bucket.index('|', start)]
 
 
+def chunk_postings(chunks, fid):
+    """Chunk rows, field lengths and postings segments for one file.
+
+    A segment is 'fid field entries'; an entry is a chunk number within the file or a
+    run 'first-last', followed by ':tf' when the term occurs more than once.
+    """
+    entries = {}
+    lengths = [[0] * len(FIELDS) for _ in chunks]
+
+    def add(counts, field, ids):
+        for term, tf in counts.items():
+            key = (term, field)
+            if key in entries:
+                entries[key].append(ids if tf == 1 else f'{ids}:{tf}')
+            else:
+                entries[key] = [ids if tf == 1 else f'{ids}:{tf}']
+
+    for local, chunk in enumerate(chunks):
+        for field, text in own_field_texts(chunk).items():
+            counts = count_terms(text)
+            if field == 'name' and '.' in chunk['symbol']:
+                dotted = chunk['symbol'].lower()
+                counts[dotted] = counts.get(dotted, 0) + 1
+            number = FIELD_NUMBER[field]
+            lengths[local][number] = sum(counts.values())
+            add(counts, number, str(local))
+    for field, text, first, last in (shared_field_runs(chunks) if chunks else ()):
+        counts = count_terms(text)
+        number = FIELD_NUMBER[field]
+        size = sum(counts.values())
+        for local in range(first, last + 1):
+            lengths[local][number] += size
+        add(counts, number, str(first) if first == last else f'{first}-{last}')
+    segments = {}
+    for (term, number), ids in sorted(entries.items()):
+        segment = f'{fid} {number} ' + ','.join(ids)
+        segments[term] = segments[term] + ';' + segment if term in segments else segment
+    rows = [[chunk['symbol'], chunk['kind'], chunk['start'], chunk['end']]
+            for chunk in chunks]
+    return rows, lengths, segments
+
+
 def make_record(rows, lengths, fid, **details):
     """A file's entry in the index: chunk rows, field lengths, count and field totals."""
     totals = [sum(row[f] for row in lengths) for f in range(len(FIELDS))]
@@ -1118,48 +1160,6 @@ def index_problem(index, deep=True):
 IDENTIFIER_LIKE = re.compile(r'_|\.|[a-z][A-Z]|[A-Za-z][0-9]')
 PRIVATE_NAME = re.compile(r'(^|\.)_(?!_)')
 TEST_PATH = re.compile(r'(^|/)(tests?|testing|idle_test)/|(^|/)test_[^/]*$|_tests?\.py$')
-
-
-def chunk_postings(chunks, fid):
-    """Chunk rows, field lengths and postings segments for one file.
-
-    A segment is 'fid field entries'; an entry is a chunk number within the file or a
-    run 'first-last', followed by ':tf' when the term occurs more than once.
-    """
-    entries = {}
-    lengths = [[0] * len(FIELDS) for _ in chunks]
-
-    def add(counts, field, ids):
-        for term, tf in counts.items():
-            key = (term, field)
-            if key in entries:
-                entries[key].append(ids if tf == 1 else f'{ids}:{tf}')
-            else:
-                entries[key] = [ids if tf == 1 else f'{ids}:{tf}']
-
-    for local, chunk in enumerate(chunks):
-        for field, text in own_field_texts(chunk).items():
-            counts = count_terms(text)
-            if field == 'name' and '.' in chunk['symbol']:
-                dotted = chunk['symbol'].lower()
-                counts[dotted] = counts.get(dotted, 0) + 1
-            number = FIELD_NUMBER[field]
-            lengths[local][number] = sum(counts.values())
-            add(counts, number, str(local))
-    for field, text, first, last in (shared_field_runs(chunks) if chunks else ()):
-        counts = count_terms(text)
-        number = FIELD_NUMBER[field]
-        size = sum(counts.values())
-        for local in range(first, last + 1):
-            lengths[local][number] += size
-        add(counts, number, str(first) if first == last else f'{first}-{last}')
-    segments = {}
-    for (term, number), ids in sorted(entries.items()):
-        segment = f'{fid} {number} ' + ','.join(ids)
-        segments[term] = segments[term] + ';' + segment if term in segments else segment
-    rows = [[chunk['symbol'], chunk['kind'], chunk['start'], chunk['end']]
-            for chunk in chunks]
-    return rows, lengths, segments
 
 
 def make_search_index(chunks, root='', skipped=()):
