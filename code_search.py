@@ -50,24 +50,26 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 
 TOOL = 'code_search'
 __version__ = '1.0.0'
-FORMAT_VERSION = 2          # layout of index.json
+FORMAT_VERSION = 3          # layout of index.json
 PARSER_VERSION = 1          # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 1       # how text becomes terms; a change re-parses every file
 
 # Fields of a chunk, and how much a term found in each counts (BM25F).  The tutorial's
 # order holds: symbol name above docstring above code.
-FIELDS = ('name', 'scope', 'path', 'doc', 'code', 'context')
+FIELDS = ('name', 'scope', 'path', 'doc', 'code', 'context', 'summary')
 FIELD_WEIGHTS = {
     'name': 3.0,      # last part of the symbol: total_with_tax
     'scope': 1.5,     # the enclosing class or function: Invoice
     'path': 1.0,      # the file's path: urllib/parse.py
-    'doc': 3.0,       # the docstring
+    'doc': 2.5,       # the docstring
     'code': 0.4,      # the source lines themselves
     'context': 0.5,   # for methods: the class docstring
+    'summary': 1.5,   # the docstring's first sentence, which says what the code does
 }
 FIELD_NUMBER = {field: number for number, field in enumerate(FIELDS)}
 FIELD_LENGTH_NORMALISATION = {'name': 0.3, 'scope': 0.3, 'path': 0.3,
-                              'doc': 0.75, 'code': 0.3, 'context': 0.75}
+                              'doc': 0.75, 'code': 0.3, 'context': 0.75,
+                              'summary': 0.3}
 BM25_K1 = 1.2
 TEST_FILE_WEIGHT = 0.5      # test code ranks lower unless the question mentions tests
 GLOSSARY_WEIGHT = 0.8       # an English word reached through the Korean glossary
@@ -536,7 +538,13 @@ def count_terms(text):
 def own_field_texts(chunk):
     """The fields that belong to one chunk alone: its name, docstring and code."""
     return {'name': chunk['symbol'].rpartition('.')[2], 'doc': chunk['doc'],
-            'code': chunk['text']}
+            'code': chunk['text'], 'summary': doc_summary(chunk['doc'])}
+
+
+def doc_summary(doc):
+    """A docstring's first sentence (up to the first blank line or full stop)."""
+    first = doc.strip().split('\n\n', 1)[0]
+    return re.split(r'(?<=[.!?])\s', first, 1)[0]
 
 
 def shared_field_runs(chunks):
