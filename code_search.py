@@ -84,6 +84,7 @@ MAX_FILE_SIZE = 2 * 1024 * 1024   # larger files are skipped (--max-file-size): 
 READ_BACK_LIMIT = 256 * 1024 * 1024  # reading an indexed file back for its lines
 ONE_SHOT_HINT_SECONDS = 2.0       # slower one-shot builds suggest index + search
 LOCK_TIMEOUT_SECONDS = 60.0
+RACY_MTIME_NS = 2 * 10 ** 9  # files modified this close to an index run are re-hashed
 PARALLEL_MIN_FILES = 64     # fewer files than this are parsed in one process
 
 SKIP_DIRS = {'.git', '.hg', '.svn', '__pycache__', 'node_modules', '.tox',
@@ -811,11 +812,13 @@ def update_index(root, old, options, report=None):
     of new records added.
     """
     root = Path(root).resolve()
+    started_ns = time.time_ns()
     reusable = old is not None and old.get('root') == str(root) and all(
         old.get(key) == value for key, value in (('parser_version', PARSER_VERSION),
                                                  ('tokenizer_version', TOKENIZER_VERSION)))
     index = old if reusable else empty_index(root)
     previous = index['files']
+    trusted_before_ns = index.get('scan_started_ns', 0) - RACY_MTIME_NS
     exclude = options.get('exclude', ())
     found, skipped, to_parse = {}, [], []
     for item in walk_tree(root, options.get('hidden', False), options.get('no_ignore', False),
@@ -830,7 +833,8 @@ def update_index(root, old, options, report=None):
     current, refreshed = {}, 0
     for relative, path in found.items():
         record = previous.get(relative)
-        verdict = unchanged(path, record, limit) if record is not None else None
+        verdict = unchanged(path, record, limit, trusted_before_ns) \
+            if record is not None else None
         if verdict:
             current[relative] = record
             refreshed += verdict == 'touched'
@@ -862,7 +866,7 @@ def update_index(root, old, options, report=None):
         or not reusable
     count = sum(record['count'] for record in current.values())
     index.update(files=dict(sorted(current.items())), skipped=skipped, next_fid=fid,
-                 root=str(root), chunk_count=count,
+                 root=str(root), chunk_count=count, scan_started_ns=started_ns,
                  field_totals=[sum(record['totals'][f] for record in current.values())
                                for f in range(len(FIELDS))])
     stats = {'updated': len(added), 'removed': deleted, 'skipped': len(skipped),
@@ -870,22 +874,28 @@ def update_index(root, old, options, report=None):
     return index, stats
 
 
-def unchanged(path, record, limit):
-    """'same' by size and mtime, 'touched' when only the SHA-256 matches, else None."""
+def unchanged(path, record, limit, trusted_before_ns):
+    """'same' or 'touched' (only the mtime moved) when the file still has the recorded
+    SHA-256, else None.  Size and mtime alone decide only for files last modified well
+    before the previous run started: a file written during that run's clock tick could
+    have changed again without its mtime showing it."""
     try:
         info = os.lstat(path)
     except OSError:
-        return False
-    if info.st_size == record['size'] and info.st_mtime_ns == record['mtime_ns']:
+        return None
+    same_stat = info.st_size == record['size'] and info.st_mtime_ns == record['mtime_ns']
+    if same_stat and record['mtime_ns'] < trusted_before_ns:
         return 'same'
     try:
         data = read_bytes(path, limit)
     except SkipFile:
         return None
-    if hashlib.sha256(data).hexdigest() == record['sha256']:
-        record['size'], record['mtime_ns'] = info.st_size, info.st_mtime_ns
-        return 'touched'
-    return None
+    if hashlib.sha256(data).hexdigest() != record['sha256']:
+        return None
+    if same_stat:
+        return 'same'
+    record['size'], record['mtime_ns'] = info.st_size, info.st_mtime_ns
+    return 'touched'
 
 
 def add_postings(postings, segment_maps):
