@@ -27,6 +27,7 @@ import fnmatch
 import functools
 import hashlib
 import io
+import itertools
 import json
 import math
 import os
@@ -527,10 +528,13 @@ def word_terms(word):
 
 
 def count_terms(text):
-    """Term frequencies of a text; counts words first so each distinct word splits once."""
+    """Term frequencies of a text; a long text counts its words first, so each distinct
+    word is split once."""
     counts = {}
     get = counts.get
-    for word, n in collections.Counter(WORD.findall(text)).items():
+    words = WORD.findall(text)
+    for word, n in (collections.Counter(words).items() if len(words) > 30
+                    else zip(words, itertools.repeat(1))):
         for term in word_terms(word):
             counts[term] = get(term, 0) + n
     return counts
@@ -737,16 +741,18 @@ def chunk_postings(chunks, fid):
     A segment is 'fid field entries'; an entry is a chunk number within the file or a
     run 'first-last', followed by ':tf' when the term occurs more than once.
     """
-    entries = {}
+    by_field = [{} for _ in FIELDS]           # field number -> {term: [entry, ...]}
     lengths = [[0] * len(FIELDS) for _ in chunks]
 
-    def add(counts, field, ids):
+    def add(counts, number, ids):
+        entries = by_field[number]
         for term, tf in counts.items():
-            key = (term, field)
-            if key in entries:
-                entries[key].append(ids if tf == 1 else f'{ids}:{tf}')
+            entry = ids if tf == 1 else f'{ids}:{tf}'
+            found = entries.get(term)
+            if found is None:
+                entries[term] = [entry]
             else:
-                entries[key] = [ids if tf == 1 else f'{ids}:{tf}']
+                found.append(entry)
 
     for local, chunk in enumerate(chunks):
         for field, text in own_field_texts(chunk).items():
@@ -765,9 +771,10 @@ def chunk_postings(chunks, fid):
             lengths[local][number] += size
         add(counts, number, str(first) if first == last else f'{first}-{last}')
     segments = {}
-    for (term, number), ids in sorted(entries.items()):
-        segment = f'{fid} {number} ' + ','.join(ids)
-        segments[term] = segments[term] + ';' + segment if term in segments else segment
+    for number, entries in enumerate(by_field):
+        for term, ids in entries.items():
+            segment = f'{fid} {number} ' + ','.join(ids)
+            segments[term] = segments[term] + ';' + segment if term in segments else segment
     rows = [[chunk['symbol'], chunk['kind'], chunk['start'], chunk['end']]
             for chunk in chunks]
     return rows, lengths, segments
