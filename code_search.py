@@ -709,8 +709,10 @@ def bucket_of(term):
 def pack_postings(postings):
     """{term: posting} -> POSTING_BUCKETS strings '|term=posting|...'."""
     buckets = [[] for _ in range(POSTING_BUCKETS)]
-    for term in sorted(postings):
-        buckets[bucket_of(term)].append(f'{term}={postings[term]}')
+    crc32, size = zlib.crc32, POSTING_BUCKETS
+    for term, posting in postings.items():
+        buckets[crc32(term.encode('utf-8', 'surrogatepass')) % size].append(
+            f'{term}={posting}')
     return ['|' + '|'.join(bucket) + '|' if bucket else '' for bucket in buckets]
 
 
@@ -910,7 +912,11 @@ def add_postings(postings, segment_maps):
     additions = {}
     for segments in segment_maps:
         for term, segment in segments.items():
-            additions.setdefault(term, []).append(segment)
+            found = additions.get(term)
+            if found is None:
+                additions[term] = [segment]
+            else:
+                found.append(segment)
     for term, segments in additions.items():
         if term in postings:
             segments.insert(0, postings[term])
