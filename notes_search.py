@@ -22,23 +22,23 @@ Exit statuses: 0 the command did its job (also: no hits, notes skipped);
 2 misuse or an unusable index file (missing, a directory, corrupt, another tool's).
 """
 import argparse
+import binascii
 import bisect
 import collections
 import contextlib
 import errno
 import fnmatch
 import functools
-import hashlib
+import gc
+import heapq
 import itertools
 import json
 import math
 import operator
 import os
 import re
-import socket
 import stat
 import sys
-import threading
 import time
 import zlib
 
@@ -51,7 +51,7 @@ except ImportError:  # not POSIX: fall back to an O_EXCL lock file
 
 TOOL = 'notes_search'
 PROG = 'notes_search.py'
-FORMAT_VERSION = 1          # layout of index.json
+FORMAT_VERSION = 2          # layout of index.json (1: one JSON object per note)
 PARSER_VERSION = 2          # chunking rules; the tutorial's parser was 1
 TOKENIZER_VERSION = 1       # word, stop word, particle and bigram rules
 
@@ -74,6 +74,8 @@ KOREAN_PARTICLES = frozenset(
 MIN_STEM_SYLLABLES = 2      # strip a particle only if this much of the word is left
 
 POSTING_BUCKETS = 512       # postings are spread over this many strings by crc32(term)
+TEXT_BUCKETS = 256          # stored note texts are spread over this many strings by crc32(path)
+TEXT_COMPRESSION = 1        # zlib level of stored texts: fast, and a hit decompresses little
 LENGTH_DIGITS = 4           # each chunk's word count, zero-padded, in one string
 MAX_CHUNK_LENGTH = 10 ** LENGTH_DIGITS - 1
 COMPACT_DEAD_SHARE = 0.5    # renumber all chunks once this share of numbers is unused
@@ -118,6 +120,7 @@ class SkippedNote(Exception):
 OPEN_FLAGS = (os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0) | getattr(os, 'O_NOFOLLOW', 0)
               | getattr(os, 'O_CLOEXEC', 0) | getattr(os, 'O_BINARY', 0))
 LINE_BREAK_BYTES = re.compile(rb'\r\n|\r|\n')
+READ_BLOCK = 1 << 16        # bytes asked of os.read once past the size fstat gave
 SYMLINK_REASON = 'skipped: symbolic link (not followed)'
 NOT_REGULAR_REASON = 'skipped: not a regular file'
 
@@ -186,17 +189,30 @@ def too_large(size, max_file_size):
 
 
 def read_regular_file(path, max_file_size):
-    """Return (bytes, fstat) of a regular file, opened without following links or blocking."""
-    with open(os.open(path, OPEN_FLAGS), 'rb') as file:
-        info = os.fstat(file.fileno())
+    """Return (bytes, fstat) of a regular file, opened without following links or blocking.
+
+    Reads with os.read (no file object: cheaper for many small notes), at most
+    max_file_size + 1 bytes in case the file grew after fstat.
+    """
+    fd = os.open(path, OPEN_FLAGS)
+    try:
+        info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise SkippedNote(NOT_REGULAR_REASON)
         if info.st_size > max_file_size:
             raise too_large(info.st_size, max_file_size)
-        data = file.read(max_file_size + 1)
-    if len(data) > max_file_size:
-        raise too_large(len(data), max_file_size)
-    return data, info
+        parts, size, wanted = [], 0, info.st_size + 1
+        while size <= max_file_size:
+            part = os.read(fd, min(wanted, max_file_size + 1 - size))
+            if not part:
+                break
+            parts.append(part)
+            size, wanted = size + len(part), READ_BLOCK
+    finally:
+        os.close(fd)
+    if size > max_file_size:
+        raise too_large(size, max_file_size)
+    return b''.join(parts), info
 
 
 def line_of_offset(data, offset):
@@ -237,16 +253,12 @@ INLINE_CODE = re.compile(r'(`+).*?(?<!`)\1(?!`)')
 URL = re.compile(r'<[^>\s]*>|[A-Za-z][A-Za-z0-9+.-]*://\S*|www\.\S*')
 BLOCK_MARKERS = '`~t#=-*_'   # first characters of lines that may be more than text
 INLINE_TAG = re.compile(r'(?<!\S)#(\w[\w/-]*)')
-
-
-def note_lines(text):
-    """The note's lines as the file has them: split at \\r\\n, \\r, \\n only; no BOM."""
-    if text.startswith('\ufeff'):
-        text = text[1:]
-    lines = LINE_BREAK.split(text) if '\r' in text else text.split('\n')
-    if lines[-1] == '':
-        lines.pop()
-    return lines
+# A plain body (no fence, `tags:` line, setext underline or thematic break) is cut
+# with these expressions over '\n' + body instead of line by line; see scan_text.
+PLAIN_BODY_BREAKERS = ('```', '~~~', 'tags:')
+SETEXT_OR_BREAK = re.compile(r'\n {0,3}(?:[=*_]|-[ \t]*[-\n])')   # maybe; then scan_note
+PLAIN_HEADING = re.compile(r'\n {0,3}#{1,6}(?=[ \t\n])[^\n]*')      # where ATX_HEADING matches
+PLAIN_BLANK_LINE = re.compile(r'\n[^\S\n]*(?=\n|\Z)')
 
 
 def tag_list(value):
@@ -358,18 +370,110 @@ def scan_note(lines):
     return list(dict.fromkeys(tags)), blocks
 
 
-def chunk_dicts(relative_path, lines, tags, blocks):
-    """The tutorial's chunk dicts for scanned blocks, plus heading_path."""
+def chunk_dicts(relative_path, tags, blocks, texts):
+    """The tutorial's chunk dicts for scanned blocks and their texts, plus heading_path."""
     return [{'id': f'{relative_path}:L{start}', 'path': relative_path,
              'heading': path[-1] if path else relative_path, 'heading_path': list(path),
-             'start': start, 'end': end, 'tags': tags.copy(),
-             'text': '\n'.join(lines[start - 1:end])} for start, end, path in blocks]
+             'start': start, 'end': end, 'tags': tags.copy(), 'text': text}
+            for (start, end, path), text in zip(blocks, texts)]
+
+
+def stored_text(text):
+    """The note as the index keeps it: no BOM, each line ending '\\n'.
+
+    Lines end at \\r\\n, \\r and \\n only, as the tutorial's parser split them.
+    """
+    if text.startswith('\ufeff'):
+        text = text[1:]
+    if '\r' in text:
+        text = LINE_BREAK.sub('\n', text)
+    return text if not text or text.endswith('\n') else text + '\n'
+
+
+def plain_body(text):
+    """(front matter tags, line number before the body, '\\n' + body) of a stored text
+    whose body is plain (see PLAIN_BODY_BREAKERS); None for any other text."""
+    tags, first_body_line = [], 0
+    if text.startswith('---'):
+        tags, first_body_line = front_matter(text.split('\n')[:-1])
+    body = '\n' + (text.split('\n', first_body_line)[-1] if first_body_line else text)
+    if any(marker in body for marker in PLAIN_BODY_BREAKERS) or SETEXT_OR_BREAK.search(body):
+        return None
+    return tags, first_body_line, body
+
+
+def plain_sections(body):
+    """Yield (heading path, text) of each stretch of a plain body ('\\n' + body) that
+    ATX headings delimit; the text starts at the '\\n' before its first line."""
+    open_headings, path, position = [], (), 0
+    for heading in PLAIN_HEADING.finditer(body):
+        yield path, body[position:heading.start()]
+        level, title = ATX_HEADING.match(heading.group(), 1).group(1, 2)
+        while open_headings and open_headings[-1][0] >= len(level):
+            open_headings.pop()
+        open_headings.append((len(level), title or ''))
+        path = tuple(title for _, title in open_headings)
+        position = heading.end()
+    yield path, body[position:]
+
+
+def with_inline_tags(tags, texts):
+    """tags, then the #tags of the chunk texts, each once."""
+    for text in texts if '#' in ''.join(texts) else ():
+        for line in text.split('\n') if '#' in text else ():
+            if '#' in line:
+                tags += inline_tags(line)
+    return list(dict.fromkeys(tags))
+
+
+def scan_text(text):
+    """(tags, blocks, chunk texts) of a note's stored text, exactly as scan_note finds them.
+
+    Most notes need no line-by-line scan: a plain body (see PLAIN_BODY_BREAKERS) is
+    cut at blank lines with a regular expression.
+    """
+    plain = plain_body(text)
+    if plain is None:
+        lines = text.split('\n')[:-1]
+        tags, blocks = scan_note(lines)
+        return tags, blocks, ['\n'.join(lines[start - 1:end]) for start, end, _ in blocks]
+    tags, number, body = plain
+    blocks, texts = [], []
+    for path, section in plain_sections(body):
+        for piece in PLAIN_BLANK_LINE.split(section):   # '\n' + a chunk's lines, or ''
+            if piece:
+                lines = piece.count('\n')
+                blocks.append((number + 1, number + lines, path))
+                texts.append(piece[1:])
+                number += lines
+            number += 1   # the blank line after the piece, or the heading after the last
+    return with_inline_tags(tags, texts), blocks, texts
+
+
+def index_sections(text):
+    """(tags, [(heading path, [chunk text])]) of a stored text: scan_text's chunks in
+    runs under one heading path, without line numbers (all that indexing needs).
+
+    A chunk text may start with '\\n' here.
+    """
+    plain = plain_body(text)
+    if plain is None:
+        tags, blocks, texts = scan_text(text)
+        runs = itertools.groupby(zip(blocks, texts), key=lambda block_text: block_text[0][2])
+        return tags, [(path, [text for _, text in run]) for path, run in runs]
+    tags, _, body = plain
+    sections, texts = [], []
+    for path, section in plain_sections(body):
+        chunks = list(filter(None, PLAIN_BLANK_LINE.split(section)))
+        if chunks:
+            sections.append((path, chunks))
+            texts += chunks
+    return with_inline_tags(tags, texts), sections
 
 
 def parse_note(text, relative_path):
     """Chunks of one note: dicts with id, path, heading, heading_path, start, end, tags, text."""
-    lines = note_lines(text)
-    return chunk_dicts(relative_path, lines, *scan_note(lines))
+    return chunk_dicts(relative_path, *scan_text(stored_text(text)))
 
 
 # --- Tokens -------------------------------------------------------------------
@@ -439,63 +543,70 @@ def query_terms(question):
     return [term for term in analyze(question) if term not in STOP_WORDS]
 
 
+def chunk_terms(text):
+    """Terms of text as UTF-8 bytes, repeats kept, in no fixed order (for indexing)."""
+    runs = text.encode('utf-8', 'replace').translate(ASCII_FOLD).split()
+    if text.isascii():
+        return runs
+    return [term for run in runs for term in ((run,) if run.isascii() else unicode_terms(run))]
+
+
 def post_notes(notes, next_chunk):
     """Number the chunks of notes from next_chunk and collect their postings.
 
-    notes is [(relative path, entry, lines, blocks)]; each entry gets its first
-    and count.  Returns (postings, [body lengths], words) where postings maps each
-    term to ([chunk], [(chunk, count) where count > 1], [(first, span, count)]),
-    the last list holding runs of chunks under a heading that has the term.
+    notes is [(relative path, entry, sections)], sections as index_sections gives
+    them; each entry gets its first.  Returns (postings, [body lengths], words)
+    where postings maps each term to ([chunk, once per occurrence], [(first, span,
+    count)]), the second list holding runs of chunks under a heading that has the
+    term.  Chunk numbers in the first list are decimal strings, for encode_postings.
     """
-    chunk_lists, repeat_lists, heading_lists = (collections.defaultdict(list) for _ in range(3))
-    lengths, words = [], 0
-    for relative, entry, lines, blocks in notes:
-        entry['first'], entry['count'] = next_chunk, len(blocks)
-        for path, run in itertools.groupby(blocks, key=operator.itemgetter(2)):
-            run = list(run)
+    chunk_lists, heading_lists = collections.defaultdict(list), collections.defaultdict(list)
+    lengths = []
+    for relative, entry, sections in notes:
+        entry['first'] = next_chunk
+        for path, texts in sections:
             for term, count in count_terms(path[-1] if path else relative).items():
-                heading_lists[term].append((next_chunk, len(run), count))
-            for start, end, _ in run:
-                counts = count_terms(lines[start - 1] if start == end
-                                     else '\n'.join(lines[start - 1:end]))
-                for term in counts:
-                    chunk_lists[term].append(next_chunk)
-                length = sum(counts.values())
-                if length > len(counts):
-                    for term, count in counts.items():
-                        if count > 1:
-                            repeat_lists[term].append((next_chunk, count))
-                lengths.append(min(length, MAX_CHUNK_LENGTH))
-                words += length
+                heading_lists[term].append((next_chunk, len(texts), count))
+            for text in texts:
+                label, terms = str(next_chunk), chunk_terms(text)
+                for term in terms:
+                    chunk_lists[term].append(label)
+                lengths.append(len(terms))
                 next_chunk += 1
-    postings = {term.decode('utf-8'): (chunk_lists.get(term, []), repeat_lists.get(term, []),
-                                       heading_lists.get(term, []))
-                for term in (chunk_lists.keys() | heading_lists.keys()) - STOP_WORD_BYTES}
-    return postings, lengths, words
+    postings = {term.decode('utf-8'): (chunk_lists.get(term, []), heading_lists.get(term, []))
+                for term in sorted((chunk_lists.keys() | heading_lists.keys()) - STOP_WORD_BYTES)}
+    return postings, lengths, sum(lengths)
 
 
 # --- Index storage: atomic write, lock, load and validate ---------------------
 #
-# index.json holds, besides the tool and version fields:
-#   files:    {relative path: {sha256, size, mtime_ns, tags, first, count, text}};
-#             the note's chunks are numbers first .. first+count-1, text its lines
+# index.json (ASCII JSON) holds, besides the tool and version fields and the
+# skipped notes, only a few big values, since JSON parses per value:
+#   notes:    columns {path, first, count, tags, size, mtime_ns, sha256}, one row
+#             per note in chunk order; a note's chunks are numbers first ..
+#             first+count-1
+#   texts:    TEXT_BUCKETS strings; the notes whose crc32(path) falls in a bucket
+#             are stored there as 'path\0text\0' records, zlib-compressed and in
+#             base64, one part per worker (space-separated).  A search decompresses
+#             only the buckets of its hits.
 #   slots:    chunk numbers handed out; numbers of changed notes stay unused until
 #             COMPACT_DEAD_SHARE of them are, then all are renumbered
 #   lengths:  body word count of chunk n at [n*LENGTH_DIGITS : (n+1)*LENGTH_DIGITS]
 #   stats:    {chunks, words} of the live chunks, for BM25's average length
-#   postings: POSTING_BUCKETS strings '|term body;heading|term ...' where body is
-#             'gap[:count],...' (gap to the previous chunk number, count 1 left
-#             out) and heading is 'gap+span[:count],...': runs of chunks whose
+#   postings: POSTING_BUCKETS strings '|term body[;heading]|term ...' where body
+#             is 'chunk,...', a chunk's number once per occurrence of the term in
+#             its text, and heading 'first+span[:count],...': runs of chunks whose
 #             heading holds the term, so heading words are not repeated per chunk.
-#             A bucket written by several workers has '#base' before the records
-#             of each later worker; their numbers count from base, and a term
-#             may then have one record per worker.
+#             Numbers are not delta-coded, so indexing converts none.  A bucket
+#             written by several workers has '#base' before the records of each
+#             later worker; their numbers count from base, and a term may then
+#             have one record per worker.
 # A search finds its terms with str.find in one bucket and parses nothing else.
 
 POSTING_RECORDS = re.compile(r'(?:#[0-9]+|\|[^|#\s]+ [0-9:+,;]*)*')
-FILE_FIELDS = {'sha256': str, 'size': int, 'mtime_ns': int, 'tags': list, 'first': int,
-               'count': int, 'text': str}
-FILE_VALUES = operator.itemgetter(*FILE_FIELDS)
+NOTE_COLUMNS = {'path': str, 'first': int, 'count': int, 'tags': list, 'size': int,
+                'mtime_ns': int, 'sha256': str}
+ENTRY_FIELDS = tuple(NOTE_COLUMNS)[1:]   # a note's entry while indexing: all but its path
 
 
 def bucket_of(term, buckets):
@@ -504,39 +615,30 @@ def bucket_of(term, buckets):
 
 
 def decode_postings(segments):
-    """([chunk], [(chunk, count) where count > 1], [(first, span, count)]) of one term.
+    """([chunk, once per occurrence], [(first, span, count)]) of one term.
 
     segments is [(base, posting string)] in base order.
     """
-    numbers, repeats, heading = [], [], []
+    numbers, heading = [], []
     for base, text in segments:
         body_text, _, heading_text = text.partition(';')
-        chunk = base
-        for entry in body_text.split(',') if body_text else ():
-            gap, _, count = entry.partition(':')
-            chunk += int(gap)
-            numbers.append(chunk)
-            if count:
-                repeats.append((chunk, int(count)))
-        first = base
+        if body_text:
+            numbers += map(base.__add__, map(int, body_text.split(',')))
         for entry in heading_text.split(',') if heading_text else ():
             run, _, count = entry.partition(':')
-            gap, _, span = run.partition('+')
-            first += int(gap)
-            heading.append((first, int(span), int(count or 1)))
-    return numbers, repeats, heading
+            first, _, span = run.partition('+')
+            heading.append((base + int(first), int(span), int(count or 1)))
+    return numbers, heading
 
 
-def encode_postings(numbers, repeats, heading):
-    """One posting string (base 0) for decode_postings' lists, sorted by chunk number."""
-    parts = list(map(str, map(operator.sub, numbers, itertools.chain((0,), numbers))))
-    for chunk, count in repeats:
-        parts[bisect.bisect_left(numbers, chunk)] += f':{count}'
-    runs, previous = [], 0
-    for first, span, count in heading:
-        runs.append(f'{first - previous}+{span}' + (f':{count}' if count != 1 else ''))
-        previous = first
-    return ','.join(parts) + (';' + ','.join(runs) if runs else '')
+def encode_postings(numbers, heading):
+    """One posting string (base 0) for post_notes' lists, each sorted by chunk number.
+
+    The chunk numbers in numbers are decimal strings (see post_notes).
+    """
+    heading_text = ','.join(f'{first}+{span}' + (f':{count}' if count != 1 else '')
+                            for first, span, count in heading)
+    return ','.join(numbers) + (';' + heading_text if heading_text else '')
 
 
 def find_postings(buckets, term):
@@ -569,7 +671,7 @@ def unpack_postings(buckets):
 def pack_postings(postings):
     """POSTING_BUCKETS strings for {term: [(base, posting string)]}."""
     groups = [{} for _ in range(POSTING_BUCKETS)]
-    for term, segments in postings.items():
+    for term, segments in sorted(postings.items()):
         group = groups[bucket_of(term, POSTING_BUCKETS)]
         for base, text in segments:
             if text:
@@ -579,8 +681,9 @@ def pack_postings(postings):
 
 
 def format_lengths(lengths):
-    """The index's lengths string for a list of word counts."""
-    return ''.join(f'{length:0{LENGTH_DIGITS}d}' for length in lengths)
+    """The index's lengths string for a list of word counts (capped at MAX_CHUNK_LENGTH)."""
+    capped = tuple(map(min, lengths, itertools.repeat(MAX_CHUNK_LENGTH)))
+    return (f'%0{LENGTH_DIGITS}d' * len(capped)) % capped
 
 
 def chunk_length(lengths, chunk):
@@ -588,69 +691,187 @@ def chunk_length(lengths, chunk):
     return int(lengths[chunk * LENGTH_DIGITS:(chunk + 1) * LENGTH_DIGITS])
 
 
-def stored_note(relative, entry):
-    """(relative, entry, lines, blocks) of a note as the index holds it."""
-    lines = note_lines(entry['text'])
-    return relative, entry, lines, scan_note(lines)[1]
+def text_bucket(relative, buckets):
+    """Which of the text strings holds the note at relative."""
+    return zlib.crc32(relative.encode('utf-8', 'surrogateescape')) % buckets
+
+
+def pack_texts(texts):
+    """One stored part for [(path, text)]: 'path\\0text\\0' records, compressed, in base64."""
+    records = ''.join(f'{relative}\0{text}\0' for relative, text in texts)
+    packed = zlib.compress(records.encode('utf-8', 'surrogateescape'), TEXT_COMPRESSION)
+    return binascii.b2a_base64(packed, newline=False).decode('ascii')
+
+
+def unpack_texts(bucket):
+    """{path: text} of one text bucket; ValueError or zlib.error when it is damaged."""
+    texts = {}
+    for part in bucket.split():
+        fields = zlib.decompress(binascii.a2b_base64(part)).decode(
+            'utf-8', 'surrogateescape').split('\0')
+        if len(fields) % 2 != 1 or fields[-1]:
+            raise ValueError('stored texts end in the middle of a record')
+        texts.update(zip(fields[0:-1:2], fields[1::2]))
+    return texts
+
+
+def text_buckets(texts, buckets=TEXT_BUCKETS):
+    """The text strings for {path: text}, one part per non-empty bucket."""
+    groups = [[] for _ in range(buckets)]
+    for relative, text in texts.items():
+        groups[text_bucket(relative, buckets)].append((relative, text))
+    return [pack_texts(group) if group else '' for group in groups]
+
+
+def bucket_texts(buckets, bucket, paths):
+    """{path: text} of one text bucket; NotesError when it is damaged or lacks a path."""
+    try:
+        texts = unpack_texts(buckets[bucket])
+    except (ValueError, zlib.error):
+        raise corrupt_index('stored texts') from None
+    missing = [relative for relative in paths if relative not in texts]
+    if missing:
+        raise corrupt_index(f'no stored text of {missing[0]}')
+    return texts
+
+
+def stored_texts(index, paths):
+    """{path: stored text} of the notes at paths; NotesError when the index lacks one."""
+    buckets, wanted, found = index['texts'], collections.defaultdict(list), {}
+    for relative in paths:
+        wanted[text_bucket(relative, len(buckets))].append(relative)
+    for bucket, relatives in wanted.items():
+        texts = bucket_texts(buckets, bucket, relatives)
+        found.update((relative, texts[relative]) for relative in relatives)
+    return found
+
+
+def refreshed_texts(old, files, parsed):
+    """The old index's text strings with changed, new and removed notes brought up to date.
+
+    parsed maps paths to new (text, sections); untouched buckets are kept as
+    they are, touched ones are rewritten as one part.  NotesError when a touched
+    bucket is damaged.
+    """
+    buckets, members = list(old['texts']), collections.defaultdict(list)
+    for relative in files.keys() | old['notes']['path']:
+        members[text_bucket(relative, len(buckets))].append(relative)
+    touched = {text_bucket(relative, len(buckets)) for relative in parsed}
+    touched.update(text_bucket(relative, len(buckets)) for relative in old['notes']['path']
+                   if relative not in files)
+    for bucket in touched:
+        kept = [relative for relative in members[bucket]
+                if relative in files and relative not in parsed]
+        texts = bucket_texts(buckets, bucket, kept)
+        texts = {relative: parsed[relative][0] if relative in parsed else texts[relative]
+                 for relative in members[bucket] if relative in files}
+        buckets[bucket] = pack_texts(sorted(texts.items())) if texts else ''
+    return buckets
+
+
+def scanned_note(relative, entry, text):
+    """(relative, entry, sections) of a note's stored text, for post_notes."""
+    return relative, entry, index_sections(text)[1]
 
 
 def fresh_postings(notes):
     """Buckets, lengths and words of notes numbered from 0 (see post_notes)."""
     postings, lengths, words = post_notes(notes, 0)
-    packed = {term: [(0, encode_postings(*lists))] for term, lists in postings.items()}
-    return pack_postings(packed), lengths, words
+    groups = [[] for _ in range(POSTING_BUCKETS)]
+    for term, lists in postings.items():
+        groups[bucket_of(term, POSTING_BUCKETS)].append(f'|{term} {encode_postings(*lists)}')
+    return [''.join(group) for group in groups], lengths, words
 
 
 def updated_postings(old, files, parsed, dead):
     """Carry the old postings forward: drop the dead notes' chunks, append the parsed ones.
 
-    dead is [(relative path, old entry)]; parsed maps paths to new (lines, blocks).
+    dead is [(relative path, old entry)]; parsed maps paths to new (text, sections).
     Returns (buckets, lengths, slots, stats) for the new index.
     """
     postings = unpack_postings(old['postings'])
+    dead_texts = stored_texts(old, [relative for relative, _ in dead])
     dead_chunks, dead_terms, words = set(), set(), old['stats']['words']
     for relative, entry in dead:
         dead_chunks.update(range(entry['first'], entry['first'] + entry['count']))
-        words -= sum(chunk_length(old['lengths'], chunk)
-                     for chunk in range(entry['first'], entry['first'] + entry['count']))
-        _, _, lines, blocks = stored_note(relative, entry)
-        dead_terms.update(post_notes([(relative, dict(entry), lines, blocks)], 0)[0])
+        dead_postings, _, dead_words = post_notes(
+            [scanned_note(relative, dict(entry), dead_texts[relative])], 0)
+        dead_terms.update(dead_postings)
+        words -= dead_words
     for term in dead_terms.intersection(postings):
-        numbers, repeats, heading = decode_postings(postings[term])
+        numbers, heading = decode_postings(postings[term])
         postings[term] = [(0, encode_postings(
-            [chunk for chunk in numbers if chunk not in dead_chunks],
-            [item for item in repeats if item[0] not in dead_chunks],
+            [str(chunk) for chunk in numbers if chunk not in dead_chunks],
             [run for run in heading if run[0] not in dead_chunks]))]
     added, lengths, added_words = post_notes(
-        [(relative, files[relative], lines, blocks)
-         for relative, (lines, blocks) in parsed.items()], old['slots'])
-    for term, new_lists in added.items():
-        old_lists = decode_postings(postings.get(term, ()))
-        postings[term] = [(0, encode_postings(*(a + b for a, b in zip(old_lists, new_lists))))]
+        [(relative, files[relative], sections) for relative, (_, sections) in parsed.items()],
+        old['slots'])
+    for term, (new_numbers, new_heading) in added.items():
+        numbers, heading = decode_postings(postings.get(term, ()))
+        postings[term] = [(0, encode_postings(list(map(str, numbers)) + new_numbers,
+                                              heading + new_heading))]
     live = sum(entry['count'] for entry in files.values())
     return (pack_postings(postings), old['lengths'] + format_lengths(lengths),
             old['slots'] + len(lengths), {'chunks': live, 'words': words + added_words})
 
 
-def refreshed_postings(old, files, parsed):
-    """(buckets, lengths, slots, stats) once notes were refreshed against the old index.
+def refreshed_postings(old, previous, files, parsed):
+    """(buckets, lengths, slots, stats, texts) once notes were refreshed against the old index.
 
-    Unchanged postings are kept; otherwise they are updated in place, or all chunks
-    are renumbered once COMPACT_DEAD_SHARE of the chunk numbers would be unused.
+    previous holds the old index's entries.  Unchanged postings are kept; otherwise
+    they are updated in place, or all chunks are renumbered once COMPACT_DEAD_SHARE
+    of the chunk numbers would be unused.  NotesError when stored texts are damaged.
     """
-    dead = [(relative, entry) for relative, entry in old['files'].items()
+    dead = [(relative, entry) for relative, entry in previous.items()
             if relative not in files or relative in parsed]
     if not dead and not parsed:
-        return old['postings'], old['lengths'], old['slots'], old['stats']
-    slots_after = old['slots'] + sum(len(blocks) for _, blocks in parsed.values())
+        return old['postings'], old['lengths'], old['slots'], old['stats'], old['texts']
+    texts = refreshed_texts(old, files, parsed)
+    slots_after = old['slots'] + sum(files[relative]['count'] for relative in parsed)
     unused_after = slots_after - sum(entry['count'] for entry in files.values())
     if unused_after < COMPACT_DEAD_SHARE * slots_after:
-        return updated_postings(old, files, parsed, dead)
-    every_note = [(relative, entry) + parsed[relative] if relative in parsed
-                  else stored_note(relative, entry) for relative, entry in files.items()]
+        return updated_postings(old, files, parsed, dead) + (texts,)
+    kept = stored_texts(old, [relative for relative in files if relative not in parsed])
+    every_note = [(relative, entry, parsed[relative][1]) if relative in parsed
+                  else scanned_note(relative, entry, kept[relative])
+                  for relative, entry in files.items()]
     buckets, lengths, words = fresh_postings(every_note)
-    return buckets, format_lengths(lengths), len(lengths), {'chunks': len(lengths),
-                                                            'words': words}
+    return (buckets, format_lengths(lengths), len(lengths),
+            {'chunks': len(lengths), 'words': words}, texts)
+
+
+def note_columns(files):
+    """The index's notes columns for {path: entry}, rows in chunk order."""
+    rows = sorted(files.items(), key=lambda item: (item[1]['first'], item[1]['count'], item[0]))
+    columns = {'path': [relative for relative, _ in rows]}
+    for field in ENTRY_FIELDS:
+        columns[field] = [entry[field] for _, entry in rows]
+    return columns
+
+
+def note_entries(columns):
+    """{path: entry} of the index's notes columns, for updating."""
+    return {relative: dict(zip(ENTRY_FIELDS, values))
+            for relative, *values in zip(*(columns[name] for name in NOTE_COLUMNS))}
+
+
+def check_notes(notes, slots, bad):
+    """Raise bad(detail) unless notes holds NOTE_COLUMNS of one length, chunk ranges in order."""
+    columns = [notes.get(name) for name in NOTE_COLUMNS]
+    if any(type(column) is not list for column in columns) or len(set(map(len, columns))) > 1:
+        raise bad('"notes" needs columns of equal length: ' + ', '.join(NOTE_COLUMNS))
+    for (name, kind), column in zip(NOTE_COLUMNS.items(), columns):
+        if not set(map(type, column)) <= {kind}:
+            raise bad(f'"notes" column "{name}" holds something not {kind.__name__}')
+    if not set(map(type, itertools.chain.from_iterable(notes['tags']))) <= {str}:
+        raise bad('"notes" column "tags" holds something not a list of strings')
+    firsts, counts = notes['first'], notes['count']
+    ends = map(operator.add, firsts, counts)
+    if firsts and (firsts[0] < 0 or min(counts) < 0
+                   or not all(map(operator.le, ends, firsts[1:] + [slots]))):
+        raise bad('chunk ranges of "notes" overlap or pass "slots"')
+    if len(set(notes['path'])) < len(firsts):
+        raise bad('a path appears twice in "notes"')
 
 
 def check_index(document, path, advice=REBUILD_ADVICE):
@@ -669,28 +890,20 @@ def check_index(document, path, advice=REBUILD_ADVICE):
         raise NotesError(f'{path} has index format {document.get("format_version")!r}, '
                          f'this {PROG} reads {FORMAT_VERSION}{advice}')
     for key, kind in (('parser_version', int), ('tokenizer_version', int), ('root', str),
-                      ('files', dict), ('skipped', list), ('postings', list), ('lengths', str),
-                      ('slots', int), ('stats', dict)):
+                      ('notes', dict), ('skipped', list), ('postings', list), ('texts', list),
+                      ('lengths', str), ('slots', int), ('stats', dict)):
         if type(document.get(key)) is not kind:
             raise bad(f'"{key}" missing or not {kind.__name__}')
     slots = document['slots']
     if len(document['lengths']) != slots * LENGTH_DIGITS:
         raise bad('"lengths" does not match "slots"')
-    if not document['postings'] or any(type(bucket) is not str for bucket in document['postings']):
-        raise bad('"postings" is not a list of strings')
+    for key in ('postings', 'texts'):
+        if not document[key] or not set(map(type, document[key])) <= {str}:
+            raise bad(f'"{key}" is not a list of strings')
     stats = document['stats']
     if type(stats.get('chunks')) is not int or type(stats.get('words')) is not int:
         raise bad('"stats" needs integer "chunks" and "words"')
-    field_types = tuple(FILE_FIELDS.values())
-    for relative, entry in document['files'].items():
-        try:
-            well_formed = (tuple(map(type, FILE_VALUES(entry))) == field_types
-                           and 0 <= entry['first'] <= entry['first'] + entry['count'] <= slots
-                           and all(type(tag) is str for tag in entry['tags']))
-        except (TypeError, KeyError):
-            well_formed = False
-        if not well_formed:
-            raise bad(f'entry for {relative!r}')
+    check_notes(document['notes'], slots, bad)
 
 
 def load_index(path, advice=REBUILD_ADVICE):
@@ -732,9 +945,15 @@ def process_alive(pid):
     return True
 
 
+def host_name():
+    """This machine's name, as lock files record it."""
+    import socket  # imported here: only `index` takes the lock; searches start faster
+    return socket.gethostname()
+
+
 def lock_owner_text():
     """What a lock file says about its holder: 'pid host'."""
-    return f'{os.getpid()} {socket.gethostname()}\n'
+    return f'{os.getpid()} {host_name()}\n'
 
 
 def abandoned_lock(lock_path):
@@ -745,7 +964,7 @@ def abandoned_lock(lock_path):
         age = time.time() - os.stat(lock_path).st_mtime
     except OSError:
         return False
-    dead = host == socket.gethostname() and pid_text.isdigit() and not process_alive(int(pid_text))
+    dead = host == host_name() and pid_text.isdigit() and not process_alive(int(pid_text))
     return dead or age > LOCK_STALE_AGE
 
 
@@ -830,7 +1049,7 @@ def remove_leftover_temporaries(index_path):
 
 def write_index(index_path, document):
     """Write document to a temp file, fsync, then replace the index (keeping its mode)."""
-    data = json.dumps(document, ensure_ascii=False, separators=(',', ':')).encode('utf-8')
+    data = json.dumps(document, separators=(',', ':')).encode('ascii')  # ASCII loads faster
     try:
         mode = stat.S_IMODE(os.stat(index_path).st_mode)
     except FileNotFoundError:
@@ -887,11 +1106,15 @@ def previous_index(index_path, root_path, shown_path):
 
 
 def refresh_note(relative, path, info, previous, max_file_size, trusted_before_ns):
-    """Return (entry, (lines, blocks) or None) for one note; previous is reused if unchanged."""
+    """Return (entry, (text, sections) or None) for one note (see index_sections).
+
+    previous (the note's old entry) is reused when the note did not change.
+    """
     if previous and (previous['size'], previous['mtime_ns']) == (info.st_size, info.st_mtime_ns):
         return previous, None
     if info.st_size > max_file_size:
         raise too_large(info.st_size, max_file_size)
+    import hashlib  # imported here: only `index` hashes; searches start faster without it
     data, info = read_regular_file(path, max_file_size)
     mtime_ns = info.st_mtime_ns if info.st_mtime_ns < trusted_before_ns else -1
     digest = hashlib.sha256(data).hexdigest()
@@ -900,12 +1123,11 @@ def refresh_note(relative, path, info, previous, max_file_size, trusted_before_n
     if b'\0' in data:
         raise SkippedNote('skipped: binary file (contains NUL bytes)',
                           line_of_offset(data, data.index(b'\0')))
-    text = data.decode('utf-8')
-    lines = note_lines(text)
-    tags, blocks = scan_note(lines)
+    text = stored_text(data.decode('utf-8'))
+    tags, sections = index_sections(text)
     entry = {'sha256': digest, 'size': info.st_size, 'mtime_ns': mtime_ns, 'tags': tags,
-             'first': 0, 'count': len(blocks), 'text': ''.join(line + '\n' for line in lines)}
-    return entry, (lines, blocks)
+             'first': 0, 'count': sum(len(texts) for _, texts in sections)}
+    return entry, (text, sections)
 
 
 def show_progress(stream, done, total, started):
@@ -916,7 +1138,9 @@ def show_progress(stream, done, total, started):
 
 
 def read_note(relative, path, info, previous, max_file_size, trusted_before_ns, strict):
-    """(entry, (lines, blocks) or None, None), or (None, None, skip record) for a note left out.
+    """(entry, scanned or None, None), or (None, None, skip record) for a note left out.
+
+    scanned is (text, sections) of a note read and parsed (see refresh_note).
 
     strict re-raises read, decode and parse errors, as the tutorial's build_index did.
     """
@@ -933,7 +1157,7 @@ def read_note(relative, path, info, previous, max_file_size, trusted_before_ns, 
 
 
 def refresh_notes(notes, previous, max_file_size, trusted_before_ns, strict, progress):
-    """Reuse or re-read each note: (files, {path: (lines, blocks)} of re-parsed ones, skipped)."""
+    """Reuse or re-read each note: (files, {path: scanned} of re-parsed ones, skipped)."""
     files, parsed, skipped = {}, {}, []
     started, last_shown = time.monotonic(), -PROGRESS_INTERVAL
     for done, (relative, path, info) in enumerate(notes):
@@ -951,26 +1175,48 @@ def refresh_notes(notes, previous, max_file_size, trusted_before_ns, strict, pro
     return files, parsed, skipped
 
 
+@contextlib.contextmanager
+def collector_paused():
+    """Pause the cyclic garbage collector while indexing.
+
+    Indexing makes millions of small objects that form no cycles; the collector's
+    repeated passes over them would add about a quarter to the time.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def index_new_notes(notes, max_file_size, trusted_before_ns, strict):
     """Read, parse and post notes from scratch, numbering their chunks from 0.
 
-    Returns (files, skipped, buckets, lengths, words); for a big folder each
-    worker process runs this on its share of the notes.
+    Returns (files, skipped, buckets, lengths, words, texts); for a big folder
+    each worker process runs this on its share of the notes.
     """
-    files, skipped, scanned = {}, [], []
-    for relative, path, info in notes:
-        entry, lines_and_blocks, skip = read_note(relative, path, info, None, max_file_size,
-                                                  trusted_before_ns, strict)
-        if skip:
-            skipped.append(skip)
-            continue
-        files[relative] = entry
-        scanned.append((relative, entry) + lines_and_blocks)
-    return (files, skipped) + fresh_postings(scanned)
+    files, skipped, texts, notes_scanned = {}, [], {}, []
+    with collector_paused():
+        for relative, path, info in notes:
+            entry, scanned, skip = read_note(relative, path, info, None, max_file_size,
+                                             trusted_before_ns, strict)
+            if skip:
+                skipped.append(skip)
+                continue
+            files[relative], texts[relative] = entry, scanned[0]
+            notes_scanned.append((relative, entry, scanned[1]))
+        # zlib lets go of the GIL: the texts are compressed while the postings are built.
+        import concurrent.futures  # imported here: only indexing needs it
+        with concurrent.futures.ThreadPoolExecutor(1) as packer:
+            packed_texts = packer.submit(text_buckets, texts)
+            return (files, skipped) + fresh_postings(notes_scanned) + (packed_texts.result(),)
 
 
 def start_worker(lock_fd, parent_pid):
     """Worker set-up: let go of the inherited lock, and exit once the parent has died."""
+    import threading  # imported here, like concurrent.futures: only workers need it
     if lock_fd is not None:
         os.close(lock_fd)
 
@@ -983,24 +1229,27 @@ def start_worker(lock_fd, parent_pid):
 
 
 def index_in_workers(shares, max_file_size, trusted_before_ns, lock_fd):
-    """Yield index_new_notes of each share, computed by worker processes."""
+    """Yield index_new_notes of each share: the first computed here, the rest by workers."""
     # Imported here: only a big fresh index needs them; searches start faster without.
     import concurrent.futures
     with concurrent.futures.ProcessPoolExecutor(
-            len(shares), initializer=start_worker, initargs=(lock_fd, os.getpid())) as pool:
-        yield from pool.map(index_new_notes, shares, itertools.repeat(max_file_size),
-                            itertools.repeat(trusted_before_ns), itertools.repeat(False))
+            len(shares) - 1, initializer=start_worker, initargs=(lock_fd, os.getpid())) as pool:
+        others = [pool.submit(index_new_notes, share, max_file_size, trusted_before_ns, False)
+                  for share in shares[1:]]
+        yield index_new_notes(shares[0], max_file_size, trusted_before_ns, False)
+        for other in others:
+            yield other.result()
 
 
 def fresh_index(notes, max_file_size, trusted_before_ns, strict, progress, lock_fd):
-    """Index notes from scratch: (files, skipped, buckets, lengths, words).
+    """Index notes from scratch: (files, skipped, buckets, lengths, words, texts).
 
-    PARALLEL_MIN_NOTES or more notes are shared among worker processes; the
-    buckets of each later share are appended after a '#base' marker.
+    PARALLEL_MIN_NOTES or more notes are shared between this process and worker
+    processes; the buckets of each later share are appended after a '#base'
+    marker, and each share's texts are a part of their own in each text bucket.
     """
-    workers = min(os.cpu_count() or 1, MAX_WORKERS)
-    share = -(-len(notes) // workers)
-    shares = [notes[start:start + share] for start in range(0, len(notes), share)]
+    workers = min(os.cpu_count() or 1, MAX_WORKERS, len(notes)) or 1
+    shares = [notes[start::workers] for start in range(workers)]   # alike in mix and size
     if progress:
         show_progress(progress, 0, len(notes), time.monotonic())
     parts, started = [], time.monotonic()
@@ -1016,7 +1265,7 @@ def fresh_index(notes, max_file_size, trusted_before_ns, strict, progress, lock_
     if not parts:
         parts = [index_new_notes(notes, max_file_size, trusted_before_ns, strict)]
     files, skipped, buckets, lengths, words = {}, [], [''] * POSTING_BUCKETS, [], 0
-    for part_files, part_skipped, part_buckets, part_lengths, part_words in parts:
+    for part_files, part_skipped, part_buckets, part_lengths, part_words, _ in parts:
         base = len(lengths)
         for entry in part_files.values():
             entry['first'] += base
@@ -1026,7 +1275,8 @@ def fresh_index(notes, max_file_size, trusted_before_ns, strict, progress, lock_
                    for whole, piece in zip(buckets, part_buckets)]
         lengths += part_lengths
         words += part_words
-    return files, skipped, buckets, lengths, words
+    texts = [' '.join(filter(None, pieces)) for pieces in zip(*(part[5] for part in parts))]
+    return files, skipped, buckets, lengths, words, texts
 
 
 def update_index(root, destination, max_file_size=MAX_FILE_SIZE, include_hidden=False,
@@ -1039,37 +1289,43 @@ def update_index(root, destination, max_file_size=MAX_FILE_SIZE, include_hidden=
     """
     root_path, index_path = checked_paths(root, destination)
     trusted_before_ns = time.time_ns() - RACY_MTIME_NS
-    with index_lock(index_path, LOCK_TIMEOUT) as lock_fd:
+    with index_lock(index_path, LOCK_TIMEOUT) as lock_fd, collector_paused():
         remove_leftover_temporaries(index_path)
         old, warning = previous_index(index_path, root_path, os.fspath(destination))
-        previous = old['files'] if old else {}
+        previous = note_entries(old['notes']) if old else {}
         notes, skipped = list_notes(root_path, {os.path.realpath(index_path)}, include_hidden)
-        if old is None or (old['parser_version'], old['tokenizer_version']) != (
-                PARSER_VERSION, TOKENIZER_VERSION):
-            files, more_skipped, buckets, lengths, words = fresh_index(
-                notes, max_file_size, trusted_before_ns, strict, progress, lock_fd)
-            changed, slots, unchanged = len(files), len(lengths), False
-            lengths, stats = format_lengths(lengths), {'chunks': slots, 'words': words}
-        else:
+        stale = old is None or (old['parser_version'], old['tokenizer_version']) != (
+            PARSER_VERSION, TOKENIZER_VERSION)
+        if not stale:
             files, parsed, more_skipped = refresh_notes(
                 notes, previous, max_file_size, trusted_before_ns, strict, progress)
             changed = len(parsed)
             unchanged = (not parsed and files.keys() == previous.keys()
                          and all(files[relative] is previous[relative] for relative in files)
                          and skipped + more_skipped == old['skipped'])
-            buckets, lengths, slots, stats = refreshed_postings(old, files, parsed)
+            try:
+                buckets, lengths, slots, stats, texts = refreshed_postings(
+                    old, previous, files, parsed)
+            except (NotesError, ValueError, IndexError):
+                stale = True
+                warning = f'index file is corrupt: {os.fspath(destination)}; {REBUILDING}'
+        if stale:
+            files, more_skipped, buckets, lengths, words, texts = fresh_index(
+                notes, max_file_size, trusted_before_ns, strict, progress, lock_fd)
+            changed, slots, unchanged = len(files), len(lengths), False
+            lengths, stats = format_lengths(lengths), {'chunks': slots, 'words': words}
         if progress:
             progress.write('\r\033[K')
             progress.flush()
         skipped += more_skipped
-        document = {'tool': TOOL, 'format_version': FORMAT_VERSION,
-                    'parser_version': PARSER_VERSION, 'tokenizer_version': TOKENIZER_VERSION,
-                    'root': root_path,
-                    'indexed_at': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
-                    'files': files, 'skipped': skipped, 'slots': slots, 'stats': stats,
-                    'lengths': lengths, 'postings': buckets}
         if not unchanged:
-            write_index(index_path, document)
+            write_index(index_path, {
+                'tool': TOOL, 'format_version': FORMAT_VERSION,
+                'parser_version': PARSER_VERSION, 'tokenizer_version': TOKENIZER_VERSION,
+                'root': root_path,
+                'indexed_at': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+                'notes': note_columns(files), 'skipped': skipped, 'slots': slots, 'stats': stats,
+                'lengths': lengths, 'postings': buckets, 'texts': texts})
     return {'changed': changed, 'removed': len(previous.keys() - files.keys()),
             'skipped': skipped, 'warning': warning}
 
@@ -1084,9 +1340,8 @@ def build_index(root, destination, max_file_size=MAX_FILE_SIZE):
 
 def term_frequencies(segments):
     """{chunk: body count + HEADING_WEIGHT * heading count} of one term's segments."""
-    numbers, repeats, heading = decode_postings(segments)
-    frequencies = dict.fromkeys(numbers, 1)
-    frequencies.update(repeats)
+    numbers, heading = decode_postings(segments)
+    frequencies = collections.Counter(numbers)
     if HEADING_WEIGHT:
         for first, span, count in heading:
             for chunk in range(first, first + span):
@@ -1129,28 +1384,26 @@ def rank(index, question, tags=(), paths=(), limit=DEFAULT_TOP_K):
     except (ValueError, IndexError):
         raise corrupt_index('bad postings') from None
     wanted_tags = {tag.lower().lstrip('#') for tag in tags}
-    owners = sorted((entry['first'], relative) for relative, entry in index['files'].items()
-                    if entry['count'])
-    firsts = [first for first, _ in owners]
+    notes = index['notes']
+    names, firsts, counts, note_tags = notes['path'], notes['first'], notes['count'], notes['tags']
     allowed, candidates = {}, []
     for chunk, score in scores.items():
         if score <= 0:
             continue
-        position = bisect.bisect_right(firsts, chunk) - 1
-        relative = owners[position][1] if position >= 0 else None
-        entry = index['files'].get(relative)
-        if entry is None or chunk >= entry['first'] + entry['count']:
+        row = bisect.bisect_right(firsts, chunk) - 1
+        if row < 0 or chunk >= firsts[row] + counts[row]:
             raise corrupt_index('postings name a missing chunk')
-        if relative not in allowed:
-            allowed[relative] = (wanted_tags.issubset(entry['tags'])
-                                 and path_allowed(relative, paths))
-        if allowed[relative]:
-            candidates.append((-score, relative, chunk - entry['first']))
+        if (wanted_tags or paths) and row not in allowed:
+            allowed[row] = wanted_tags.issubset(note_tags[row]) and path_allowed(names[row], paths)
+        if allowed.get(row, True):
+            candidates.append((-score, names[row], chunk - firsts[row]))
+    best = heapq.nsmallest(limit, candidates)
+    texts = stored_texts(index, {relative for _, relative, _ in best})
     hits, parsed = [], {}
-    for negative_score, relative, number in sorted(candidates)[:limit]:
+    for negative_score, relative, number in best:
         if relative not in parsed:
             try:
-                parsed[relative] = parse_note(index['files'][relative]['text'], relative)
+                parsed[relative] = chunk_dicts(relative, *scan_text(texts[relative]))
             except NoteSyntaxError:
                 raise corrupt_index(f'stored text of {relative} does not parse') from None
         if number >= len(parsed[relative]):
@@ -1175,8 +1428,7 @@ def search(index_path, question, tag=None, limit=DEFAULT_TOP_K, paths=()):
 def tag_counts(index_path):
     """[(tag, number of notes)] sorted by count, then tag."""
     index = load_index(os.fspath(index_path))
-    counts = collections.Counter(tag for entry in index['files'].values()
-                                 for tag in set(entry['tags']))
+    counts = collections.Counter(tag for tags in index['notes']['tags'] for tag in set(tags))
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 

@@ -33,6 +33,11 @@ def file_lines(text):
     return lines[:-1] if lines[-1] == '' else lines
 
 
+def stored_entries(index_path):
+    """{path: entry} of the notes an index file records (its 'notes' columns)."""
+    return ns.note_entries(json.loads(Path(index_path).read_text(encoding='utf-8'))['notes'])
+
+
 class TempDirCase(unittest.TestCase):
     """A test with a fresh temporary folder in self.tmp."""
 
@@ -268,7 +273,7 @@ class IncrementalTests(TempDirCase):
     def test_same_size_rewrite_right_after_indexing_is_noticed(self):
         note = self.write('a.md', 'alpha words\n')
         ns.build_index(self.tmp / 'notes', self.index_path())
-        recorded = json.loads(self.index_path().read_text(encoding='utf-8'))['files']['a.md']
+        recorded = stored_entries(self.index_path())['a.md']
         before = note.stat()
         note.write_text('gamma words\n', encoding='utf-8')
         os.utime(note, ns=(before.st_atime_ns, before.st_mtime_ns))
@@ -284,7 +289,7 @@ class IncrementalTests(TempDirCase):
         ns.build_index(self.tmp / 'notes', self.index_path())
         os.utime(note, ns=(old + 10 ** 9, old + 10 ** 9))
         self.assertEqual(ns.build_index(self.tmp / 'notes', self.index_path()), (0, 0))
-        stored = json.loads(self.index_path().read_text(encoding='utf-8'))['files']['a.md']
+        stored = stored_entries(self.index_path())['a.md']
         self.assertEqual(stored['mtime_ns'], old + 10 ** 9)
 
     def test_incremental_index_ranks_like_a_fresh_one(self):
@@ -309,7 +314,7 @@ class IncrementalTests(TempDirCase):
                 self.assertEqual(ns.search(self.index_path(), question, limit=50),
                                  ns.search(fresh, question, limit=50), (step, question))
         document = json.loads(self.index_path().read_text(encoding='utf-8'))
-        live = sum(entry['count'] for entry in document['files'].values())
+        live = sum(document['notes']['count'])
         self.assertLessEqual(document['slots'], 2 * live + 1)
 
 

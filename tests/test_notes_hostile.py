@@ -26,7 +26,8 @@ IS_ROOT = hasattr(os, 'geteuid') and os.geteuid() == 0
 # a child that imports it, then gives up root (setuid to nobody) before indexing.  The
 # interpreter may live under /root, so modules imported lazily are imported first.
 RUN_AS_NOBODY = '''
-import concurrent.futures.process, gettext, locale, os, pwd, shutil, sys, textwrap
+import concurrent.futures.process, concurrent.futures.thread, gettext, hashlib, locale, os, pwd
+import shutil, socket, sys, textwrap, threading
 sys.path.insert(0, sys.argv[1])
 import notes_search
 if os.geteuid() == 0:
@@ -153,7 +154,7 @@ class HostileTreeTests(TempDirCase):
         run = run_cli('index', 'notes', '--hidden', '--max-file-size', 64 * 1024 * 1024,
                       cwd=self.tmp, as_nobody=False)
         self.assertEqual(run.returncode, 0, run.stderr)
-        paths = json.loads((self.tmp / 'index.json').read_text(encoding='utf-8'))['files']
+        paths = json.loads((self.tmp / 'index.json').read_text(encoding='utf-8'))['notes']['path']
         self.assertIn('.dot.md', paths)
         self.assertIn('.obsidian/x.md', paths)
         self.assertNotIn('.git/x.md', paths)
@@ -197,7 +198,7 @@ class HostileTreeTests(TempDirCase):
         self.assertEqual(ns.build_index(notes, notes / 'index.md'), (1, 0))
         self.assertEqual(ns.build_index(notes, notes / 'index.md'), (0, 0))
         document = json.loads((notes / 'index.md').read_text(encoding='utf-8'))
-        self.assertEqual(list(document['files']), ['a.md'])
+        self.assertEqual(document['notes']['path'], ['a.md'])
 
     def test_twenty_thousand_small_notes_with_progress_on_a_terminal(self):
         notes = self.tmp / 'notes'
@@ -350,18 +351,28 @@ class CorruptIndexTests(TempDirCase):
             return json.dumps(copy).encode('utf-8')
 
         text = json.dumps(document).encode('utf-8')
-        first_file = next(iter(document['files']))
+        notes = document['notes']
         return [
             ('empty', b''), ('truncated', text[:len(text) // 2]), ('not json', b'hello'),
             ('array', b'[1, 2]'), ('no tool', b'{"version": 1, "files": {}}'),
             ('other tool', changed(lambda d: d.update(tool='code_search'))),
             ('format', changed(lambda d: d.update(format_version=99))),
-            ('files not dict', changed(lambda d: d.update(files=[]))),
-            ('entry not dict', changed(lambda d: d['files'].update({first_file: 'x'}))),
-            ('entry chunks past slots',
-             changed(lambda d: d['files'][first_file].update(count=d['slots'] + 5))),
-            ('entry text not str', changed(lambda d: d['files'][first_file].update(text=None))),
-            ('tags not strings', changed(lambda d: d['files'][first_file].update(tags=[1]))),
+            ('format 1', changed(lambda d: d.update(format_version=1))),
+            ('notes not dict', changed(lambda d: d.update(notes=[]))),
+            ('column missing', changed(lambda d: d['notes'].pop('sha256'))),
+            ('column not list', changed(lambda d: d['notes'].update(first='x'))),
+            ('columns unequal', changed(lambda d: d['notes']['size'].append(1))),
+            ('chunks past slots',
+             changed(lambda d: d['notes']['count'].__setitem__(-1, d['slots'] + 5))),
+            ('chunks overlap',
+             changed(lambda d: d['notes']['first'].__setitem__(-1, notes['first'][0]))),
+            ('path twice',
+             changed(lambda d: d['notes']['path'].__setitem__(-1, notes['path'][0]))),
+            ('path not str', changed(lambda d: d['notes']['path'].__setitem__(0, None))),
+            ('tags not strings', changed(lambda d: d['notes']['tags'].__setitem__(0, [1]))),
+            ('tags not list', changed(lambda d: d['notes']['tags'].__setitem__(0, 'x'))),
+            ('texts not list', changed(lambda d: d.update(texts='x'))),
+            ('texts not strings', changed(lambda d: d.update(texts=[1] * 3))),
             ('postings not list', changed(lambda d: d.update(postings='x'))),
             ('postings garbage', changed(lambda d: d.update(postings=['|cache x;y'] * 3))),
             ('lengths mismatch', changed(lambda d: d.update(lengths=d['lengths'] + '1'))),
@@ -396,10 +407,28 @@ class CorruptIndexTests(TempDirCase):
         document['slots'] = 1000
         index.write_text(json.dumps(document), encoding='utf-8')
         self.assert_one_error_line(run_cli('search', 'cache', cwd=self.tmp), contains='corrupt')
-        document['files']['a.md']['text'] = ''
+        document['texts'] = [ns.pack_texts([('a.md', ''), ('b.md', '')])] * 3
         document['postings'] = ['|cache 0'] * len(document['postings'])
         index.write_text(json.dumps(document), encoding='utf-8')
         self.assert_one_error_line(run_cli('search', 'cache', cwd=self.tmp), contains='corrupt')
+
+    def test_damaged_stored_texts_are_refused_on_search_and_rebuilt(self):
+        index = valid_index(self.tmp)
+        document = json.loads(index.read_text(encoding='utf-8'))
+        whole = ns.pack_texts([('a.md', '# 캐시\n\ncache invalidation notes\n')])
+        for texts in (['!not base64!'], [''], [ns.pack_texts([('other.md', 'x\n')])],
+                      [whole[:len(whole) // 2]], ['eJwDAAAAAAE=']):
+            with self.subTest(texts=texts):
+                index.write_text(json.dumps(dict(document, texts=texts)), encoding='utf-8')
+                self.assert_one_error_line(run_cli('search', 'cache', cwd=self.tmp),
+                                           contains='corrupt')
+                (self.tmp / 'notes' / 'b.md').write_text(f'# other\n\n{texts}\n')
+                rebuilt = run_cli('index', 'notes', cwd=self.tmp)
+                self.assertEqual(rebuilt.returncode, 0, rebuilt.stderr)
+                self.assertEqual(rebuilt.stdout, '갱신 파일: 2, 제거 파일: 0\n')
+                self.assertIn('rebuilding it from scratch', rebuilt.stderr)
+                found = run_cli('search', 'cache', cwd=self.tmp)
+                self.assertTrue(found.stdout.startswith('[a.md:L3]'), found.stdout)
 
 
 if __name__ == '__main__':

@@ -49,7 +49,7 @@ class KillTests(unittest.TestCase):
             write_notes(root, 1500, rng)
             ns.build_index(root, index)
             old_bytes = index.read_bytes()
-            old_files = set(json.loads(old_bytes)['files'])
+            old_files = set(json.loads(old_bytes)['notes']['path'])
             for number in range(0, 1500, 5):
                 (root / f'd{number % 7}' / f'n{number}.md').write_text(f'changed {number}\n')
             for number in range(1, 300, 3):
@@ -59,7 +59,7 @@ class KillTests(unittest.TestCase):
             started = time.monotonic()
             subprocess.run(command, cwd=tmp, capture_output=True, check=True)
             full_run = time.monotonic() - started
-            new_files = set(json.loads(index.read_bytes())['files'])
+            new_files = set(json.loads(index.read_bytes())['notes']['path'])
             self.assertNotEqual(old_files, new_files)
             outcomes = set()
             for fraction in [0, 0.05, 0.15, 0.3, 0.45, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0, 1.1]:
@@ -70,14 +70,14 @@ class KillTests(unittest.TestCase):
                 process.send_signal(signal.SIGKILL)
                 process.wait()
                 document = ns.load_index(str(index))
-                files = set(document['files'])
+                files = set(document['notes']['path'])
                 self.assertIn(files, (old_files, new_files), fraction)
                 outcomes.add('new' if files == new_files else 'old')
                 ns.search(index, '캐시 cache', limit=5)
             self.assertIn('old', outcomes)
             run = subprocess.run(command, cwd=tmp, capture_output=True, text=True, timeout=120)
             self.assertEqual(run.returncode, 0, run.stderr)
-            self.assertEqual(set(ns.load_index(str(index))['files']), new_files)
+            self.assertEqual(set(ns.load_index(str(index))['notes']['path']), new_files)
             self.assertEqual([name for name in os.listdir(tmp) if name.endswith('.tmp')], [])
 
 
@@ -90,7 +90,7 @@ class KillTests(unittest.TestCase):
             started = time.monotonic()
             subprocess.run(command, cwd=tmp, capture_output=True, check=True)
             full_run = time.monotonic() - started
-            expected = set(ns.load_index(str(tmp / 'cold.json'))['files'])
+            expected = set(ns.load_index(str(tmp / 'cold.json'))['notes']['path'])
             for fraction in (0.3, 0.6, 0.9):
                 (tmp / 'cold.json').unlink(missing_ok=True)
                 process = subprocess.Popen(command, cwd=tmp, stdout=subprocess.DEVNULL,
@@ -99,7 +99,7 @@ class KillTests(unittest.TestCase):
                 process.send_signal(signal.SIGKILL)
                 process.wait()
                 if (tmp / 'cold.json').exists():
-                    self.assertEqual(set(ns.load_index(str(tmp / 'cold.json'))['files']),
+                    self.assertEqual(set(ns.load_index(str(tmp / 'cold.json'))['notes']['path']),
                                      expected)
                 time.sleep(4 * ns.WORKER_WATCH_INTERVAL + 0.5)
                 self.assertEqual(processes_running(str(tmp)), [], fraction)
@@ -230,6 +230,47 @@ class MutationTests(unittest.TestCase):
             checked += 1
         self.assertGreaterEqual(checked, 300)
 
+    def plain_note(self, rng):
+        """A note most of whose bodies take scan_text's regular-expression path."""
+        words = WORDS + ['#tag', 'a#b', '`code`', '<http://x#y>', '#12']
+        lines = ['---', 'tags: [a]', '---'] if rng.random() < 0.3 else []
+        for _ in range(rng.randint(0, 25)):
+            kind = rng.random()
+            if kind < 0.15:
+                lines.append(' ' * rng.randint(0, 4) + '#' * rng.randint(1, 7)
+                             + rng.choice(['', ' ', '\t', 'x ']) + rng.choice(words)
+                             + rng.choice(['', ' ##', '#']))
+            elif kind < 0.35:
+                lines.append(rng.choice(['', ' ', '\t', '\x0b', '\x85', '\u2028']))
+            elif kind < 0.45:
+                lines.append(rng.choice(['- item', '-x', ' - a', '> q', '-\t-', '-', '=',
+                                         '\t---', '    ---', '* b']))
+            else:
+                lines.append(' '.join(rng.choice(words) for _ in range(rng.randint(1, 6))))
+        return rng.choice(['\n', '\r\n']).join(lines) + rng.choice(['', '\n', '\n\n'])
+
+    def test_plain_bodies_are_cut_exactly_as_scan_note_cuts_them(self):
+        plain = 0
+        for seed in range(3000):
+            rng = random.Random(seed)
+            text = ns.stored_text(self.plain_note(rng) if seed % 2 else self.random_note(rng))
+            lines = text.split('\n')[:-1]
+            try:
+                tags, blocks = ns.scan_note(lines)
+            except ns.NoteSyntaxError:
+                self.assertRaises(ns.NoteSyntaxError, ns.scan_text, text)
+                self.assertRaises(ns.NoteSyntaxError, ns.index_sections, text)
+                continue
+            texts = ['\n'.join(lines[start - 1:end]) for start, end, _ in blocks]
+            self.assertEqual(ns.scan_text(text), (tags, blocks, texts), (seed, text))
+            index_tags, sections = ns.index_sections(text)
+            self.assertEqual(index_tags, tags)
+            self.assertEqual([(path, chunk.lstrip('\n')) for path, chunks in sections
+                              for chunk in chunks], [(block[2], text) for block, text
+                                                     in zip(blocks, texts)], (seed, text))
+            plain += ns.plain_body(text) is not None
+        self.assertGreater(plain, 1000)
+
     def test_stored_text_gives_back_the_same_chunks(self):
         with tempfile.TemporaryDirectory() as temp:
             tmp = Path(temp)
@@ -242,9 +283,10 @@ class MutationTests(unittest.TestCase):
                 originals[f'm{seed}.md'] = text
             summary = ns.update_index(root, tmp / 'index.json', strict=False)
             document = ns.load_index(str(tmp / 'index.json'))
-            self.assertEqual(len(document['files']) + len(summary['skipped']), 300)
-            for relative, entry in document['files'].items():
-                self.assertEqual(ns.parse_note(entry['text'], relative),
+            paths = document['notes']['path']
+            self.assertEqual(len(paths) + len(summary['skipped']), 300)
+            for relative, text in ns.stored_texts(document, paths).items():
+                self.assertEqual(ns.parse_note(text, relative),
                                  ns.parse_note(originals[relative], relative), relative)
             for record in summary['skipped']:
                 self.assertTrue(1 <= record['line'] <= len(file_lines(originals[record['path']])),
