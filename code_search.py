@@ -360,7 +360,9 @@ def decode_source(data):
         raise SkipFile(f'cannot decode: {getattr(error, "msg", error)}',
                        getattr(error, 'lineno', 0) or 0) from None
     try:
-        return data.decode(encoding)
+        with warnings.catch_warnings():          # odd codecs warn about escapes
+            warnings.simplefilter('ignore')
+            return data.decode(encoding)
     except (ValueError, LookupError, TypeError) as error:     # UnicodeError and kin
         start = getattr(error, 'start', 0)
         line = len(LINE_BREAK_BYTES.findall(data, 0, start)) + 1
@@ -549,7 +551,7 @@ def own_field_texts(chunk):
 def doc_summary(doc):
     """A docstring's first sentence (up to the first blank line or full stop)."""
     first = doc.strip().split('\n\n', 1)[0]
-    return re.split(r'(?<=[.!?])\s', first, 1)[0]
+    return re.split(r'(?<=[.!?])\s', first, maxsplit=1)[0]
 
 
 def shared_field_runs(chunks):
