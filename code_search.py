@@ -281,6 +281,17 @@ def walk_tree(root, hidden=False, no_ignore=False, exclude=()):
         pending.extend(reversed(subfolders))
 
 
+def list_tree(root, hidden=False, no_ignore=False, exclude=()):
+    """({relative: path} of the files to index, [reported skips]) in sorted order."""
+    found, skipped = {}, []
+    for item in walk_tree(root, hidden, no_ignore, exclude):
+        if item[0] == 'file':
+            found[item[1]] = item[2]
+        elif not item[3]:
+            skipped.append({'path': item[1], 'line': 0, 'reason': item[2]})
+    return found, skipped
+
+
 def read_bytes(path, limit):
     """Read a regular file without following links or blocking on FIFOs and devices."""
     return read_file(path, limit)[0]
@@ -377,13 +388,16 @@ def source_lines(text):
     return lines
 
 
-def parse_source(data, filename):
-    """ast.parse the bytes; every way the parser can fail becomes one SkipFile."""
+def parse_source(data, filename, strict=False):
+    """ast.parse the bytes; every way the parser can fail becomes one SkipFile, unless
+    strict (the tutorial's API), which lets SyntaxError through."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter('ignore')
             return ast.parse(data, filename=filename)
     except SyntaxError as error:
+        if strict:
+            raise
         raise SkipFile(f'syntax error: {error.msg}', error.lineno or 0) from None
     except ValueError as error:
         raise SkipFile(f'cannot parse: {error}') from None
@@ -451,10 +465,10 @@ def make_chunk(relative, symbol, kind, start, end, revision, doc, lines, context
             'text': '\n'.join(lines[start - 1:end])}
 
 
-def chunk_source(data, relative):
+def chunk_source(data, relative, strict=False):
     """Bytes of one file -> its chunks; raises SkipFile when it cannot be read as Python."""
     text = decode_source(data)
-    tree = parse_source(data, relative)
+    tree = parse_source(data, relative, strict)
     revision = hashlib.sha256(data).hexdigest()[:12]
     try:
         return chunks_from_tree(tree, source_lines(text), relative, revision)
@@ -465,14 +479,7 @@ def chunk_source(data, relative):
 def index_file(path, root):
     """The tutorial's API: chunks of one file; raises SyntaxError for broken code."""
     path, root = Path(path), Path(root)
-    relative = path.relative_to(root).as_posix()
-    data = path.read_bytes()
-    text = decode_source(data)
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore')
-        tree = ast.parse(data, filename=str(path))
-    revision = hashlib.sha256(data).hexdigest()[:12]
-    return chunks_from_tree(tree, source_lines(text), relative, revision)
+    return chunk_source(path.read_bytes(), path.relative_to(root).as_posix(), strict=True)
 
 
 # --- Tokens: identifiers split as people type them, light stemming, Korean ------------
@@ -711,10 +718,8 @@ def bucket_of(term):
 def pack_postings(postings):
     """{term: posting} -> POSTING_BUCKETS strings '|term=posting|...'."""
     buckets = [[] for _ in range(POSTING_BUCKETS)]
-    crc32, size = zlib.crc32, POSTING_BUCKETS
     for term, posting in postings.items():
-        buckets[crc32(term.encode('utf-8', 'surrogatepass')) % size].append(
-            f'{term}={posting}')
+        buckets[bucket_of(term)].append(f'{term}={posting}')
     return ['|' + '|'.join(bucket) + '|' if bucket else '' for bucket in buckets]
 
 
@@ -830,16 +835,9 @@ def update_index(root, old, options, report=None):
     index = old if reusable else empty_index(root)
     previous = index['files']
     trusted_before_ns = index.get('scan_started_ns', 0) - RACY_MTIME_NS
-    exclude = options.get('exclude', ())
-    found, skipped, to_parse = {}, [], []
-    for item in walk_tree(root, options.get('hidden', False), options.get('no_ignore', False),
-                          exclude):
-        if item[0] == 'skip':
-            if not item[3]:
-                skipped.append({'path': item[1], 'line': 0, 'reason': item[2]})
-            continue
-        _, relative, path = item
-        found[relative] = path
+    found, skipped = list_tree(root, options.get('hidden', False),
+                               options.get('no_ignore', False), options.get('exclude', ()))
+    to_parse = []
     limit = options.get('max_file_size', MAX_FILE_SIZE)
     current, refreshed = {}, 0
     for relative, path in found.items():
@@ -969,13 +967,9 @@ def scan_tree(root, hidden=False, no_ignore=False, max_file_size=MAX_FILE_SIZE, 
     root = Path(root).resolve()
     if not root.is_dir():
         raise ValueError('Repository directory does not exist.')
-    chunks, skipped = [], []
-    for item in walk_tree(root, hidden, no_ignore):
-        if item[0] == 'skip':
-            if not item[3]:
-                skipped.append({'path': item[1], 'line': 0, 'reason': item[2]})
-            continue
-        _, relative, path = item
+    chunks = []
+    found, skipped = list_tree(root, hidden, no_ignore)
+    for relative, path in found.items():
         if strict:
             try:
                 chunks.extend(index_file(path, root))
