@@ -51,7 +51,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 
 TOOL = 'code_search'
 __version__ = '1.0.0'
-FORMAT_VERSION = 3          # layout of index.json
+FORMAT_VERSION = 4          # layout of index.json (4: rows say which chunks are exported)
 PARSER_VERSION = 1          # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 1       # how text becomes terms; a change re-parses every file
 
@@ -77,6 +77,7 @@ GLOSSARY_WEIGHT = 0.8       # an English word reached through the Korean glossar
 SYNONYM_WEIGHT = 0.5        # another word for a question's word (folder -> directory)
 SYNONYM_POSTING_LIMIT = 100000  # a synonym found nearly everywhere is skipped (chars)
 PRIVATE_NAME_WEIGHT = 0.7   # _private definitions rank below public ones
+EXPORTED_WEIGHT = 1.3       # definitions a module lists in __all__: its public API
 EXACT_NAME_WEIGHT = 2.0     # a definition named exactly as the question spells a name
 RERANK_DEPTH = 300          # how many leading candidates the name weights look at
 DEFAULT_TOP_K = 2           # the tutorial's default
@@ -414,37 +415,84 @@ def chunks_from_tree(tree, lines, relative, revision):
     """
     chunks = []
     top_level = {id(node) for node in getattr(tree, 'body', ())}
-    pending = [(tree, (), None)]      # (node, enclosing names, class docstring or None)
-    while pending:
-        node, scope, class_doc = pending.pop()
+    exports = exported_names(tree)
+    pending = [(tree, (), None, False)]   # (node, enclosing names, class docstring or
+    while pending:                        #  None, inside an exported class)
+        node, scope, class_doc, exported = pending.pop()
         inner_scope, inner_doc = scope, class_doc
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             start = min([node.lineno] + [d.lineno for d in node.decorator_list])
             end = node.end_lineno or node.lineno
             symbol = '.'.join(scope + (node.name,))
             doc = ast.get_docstring(node) or ''
+            exported = exported or (not scope and node.name in exports)
             if isinstance(node, ast.ClassDef):
                 inner_doc = doc
                 if not any(isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
                            for child in node.body):
                     chunks.append(make_chunk(relative, symbol, 'class', start, end,
-                                             revision, doc, lines, ''))
+                                             revision, doc, lines, '', exported))
             else:
                 kind = 'function' if class_doc is None else 'method'
                 chunks.append(make_chunk(relative, symbol, kind, start, end, revision,
-                                         doc, lines, class_doc or ''))
-                inner_doc = None
+                                         doc, lines, class_doc or '', exported))
+                inner_doc, exported = None, False
             inner_scope = scope + (node.name,)
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and id(node) in top_level:
             name = constant_name(node)
             if name:
                 chunks.append(make_chunk(relative, name, 'constant', node.lineno,
                                          node.end_lineno or node.lineno, revision, '',
-                                         lines, ''))
+                                         lines, '', name in exports))
         children = [child for field in STATEMENT_FIELDS for child in getattr(node, field, ())
                     if type(child) in COMPOUND_STATEMENTS or id(child) in top_level]
-        pending.extend((child, inner_scope, inner_doc) for child in reversed(children))
+        pending.extend((child, inner_scope, inner_doc, exported)
+                       for child in reversed(children))
     return chunks
+
+
+def exported_names(tree):
+    """The names a module lists in __all__ (=, += or .extend/.append of string literals).
+
+    A module whose __all__ is computed exports nothing we can know, so none count.
+    """
+    names = set()
+    for node in getattr(tree, 'body', ()):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if not any(isinstance(target, ast.Name) and target.id == '__all__'
+                       for target in targets):
+                continue
+            values = [node.value]
+        elif (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+              and isinstance(node.value.func, ast.Attribute)
+              and node.value.func.attr in ('extend', 'append')
+              and isinstance(node.value.func.value, ast.Name)
+              and node.value.func.value.id == '__all__'):
+            values = node.value.args
+        else:
+            continue
+        for value in values:
+            listed = string_literals(value)
+            if listed is None:
+                return set()
+            names.update(listed)
+    return names
+
+
+def string_literals(node):
+    """The strings of a literal list, tuple or sum of them; None for anything computed."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = string_literals(node.left), string_literals(node.right)
+        return None if left is None or right is None else left + right
+    if isinstance(node, (ast.List, ast.Tuple)):
+        found = [string_literals(element) for element in node.elts]
+        if any(item is None for item in found):
+            return None
+        return [name for item in found for name in item]
+    return None
 
 
 def constant_name(node):
@@ -458,10 +506,12 @@ def constant_name(node):
     return ''
 
 
-def make_chunk(relative, symbol, kind, start, end, revision, doc, lines, context):
-    """One chunk: the tutorial's keys plus kind and the class docstring for methods."""
+def make_chunk(relative, symbol, kind, start, end, revision, doc, lines, context,
+               exported=False):
+    """One chunk: the tutorial's keys plus kind, the class docstring for methods, and
+    whether the module's __all__ exports it."""
     return {'path': relative, 'symbol': symbol, 'kind': kind, 'start': start, 'end': end,
-            'revision': revision, 'doc': doc, 'context': context,
+            'revision': revision, 'doc': doc, 'context': context, 'exported': exported,
             'text': '\n'.join(lines[start - 1:end])}
 
 
@@ -685,7 +735,8 @@ def query_terms(question):
 #   "indexed_at", "next_fid", "chunk_count", "field_totals", "skipped": [...],
 #   "files": {path: {"fid", "sha256", "size", "mtime_ns", "count", "totals", "rows",
 #                    "lengths"}}, "postings": [bucket, ...], "checksum"}
-# "rows" holds a file's chunks as 'symbol kind start end', '|' between chunks, and
+# "rows" holds a file's chunks as 'symbol kind start end exported' (exported is 1 when
+# the module's __all__ lists the chunk's top-level name), '|' between chunks, and
 # "lengths" the length of each field of each chunk, space-separated: strings that a
 # search decodes only for the files it touches.
 # A term's posting is "fid field entries;fid field entries;..."; postings live in
@@ -694,7 +745,7 @@ def query_terms(question):
 # search finds its terms with str.find.  The source text is not stored: it is read back
 # from the file and checked against the SHA-256.  Segments carry a file id (fid), so an
 # update drops and adds only the segments of changed files.
-ROW_SYMBOL, ROW_KIND, ROW_START, ROW_END = range(4)
+ROW_SYMBOL, ROW_KIND, ROW_START, ROW_END, ROW_EXPORTED = range(5)
 POSTING_BUCKETS = 1024
 
 
@@ -703,11 +754,11 @@ def encode_rows(rows):
 
 
 def decode_rows(text):
-    """'symbol kind start end|...' -> [[symbol, kind, start, end], ...]."""
+    """'symbol kind start end exported|...' -> [[symbol, kind, start, end, exported]]."""
     rows = []
     for line in text.split('|') if text else ():
-        symbol, kind, start, end = line.split(' ')
-        rows.append([symbol, kind, int(start), int(end)])
+        symbol, kind, start, end, exported = line.split(' ')
+        rows.append([symbol, kind, int(start), int(end), exported == '1'])
     return rows
 
 
@@ -784,8 +835,8 @@ def chunk_postings(chunks, fid):
         for term, ids in entries.items():
             segment = f'{fid} {number} ' + ','.join(ids)
             segments[term] = segments[term] + ';' + segment if term in segments else segment
-    rows = [[chunk['symbol'], chunk['kind'], chunk['start'], chunk['end']]
-            for chunk in chunks]
+    rows = [[chunk['symbol'], chunk['kind'], chunk['start'], chunk['end'],
+             int(bool(chunk.get('exported')))] for chunk in chunks]
     return rows, lengths, segments
 
 
@@ -1264,7 +1315,7 @@ def chunk_entry(index, number):
     row = file_rows(index, relative)[number - index['starts'][place]]
     return {'id': f'code-{number + 1}', 'path': relative, 'symbol': row[ROW_SYMBOL],
             'kind': row[ROW_KIND], 'start': row[ROW_START], 'end': row[ROW_END],
-            'revision': index['files'][relative]['revision']}
+            'exported': row[ROW_EXPORTED], 'revision': index['files'][relative]['revision']}
 
 
 def named_in_question(question):
@@ -1339,7 +1390,7 @@ def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None):
 
 
 def rerank_by_name(index, question, scores, top_k):
-    """Apply the exact-name and private-name weights to the leading candidates.
+    """Apply the exact-name, private-name and exported weights to the leading candidates.
 
     Only the best RERANK_DEPTH candidates are looked at, so a search decodes the chunk
     names of a few files, not of every file a common word touches.
@@ -1353,6 +1404,8 @@ def rerank_by_name(index, question, scores, top_k):
             scores[n] *= EXACT_NAME_WEIGHT
         if PRIVATE_NAME.search(entry['symbol']):
             scores[n] *= PRIVATE_NAME_WEIGHT
+        if entry.get('exported'):
+            scores[n] *= EXPORTED_WEIGHT
     ranked = sorted(leading, key=lambda n: (-scores[n], n))[:top_k]
     return [dict(entries[n], score=round(scores[n], 4)) for n in ranked]
 

@@ -359,6 +359,31 @@ class ChunkKindTests(unittest.TestCase):
             hits = code_search.retrieve('retry backoff', code_search.build_index(root), 1)
             self.assertEqual(hits[0]['symbol'], 'RETRY_BACKOFF_SECONDS')
 
+    def test_exported_follows_literal_all(self):
+        with tempfile.TemporaryDirectory() as folder:
+            root = Path(folder)
+            write(root / 'listed.py',
+                  "__all__ = ['Reader', 'LIMIT']\n"
+                  "__all__ += ('load',)\n"
+                  "__all__.extend(['dump'] + ['Spare'])\n"
+                  'LIMIT = 1\nOTHER = 2\n'
+                  'class Reader:\n    def read(self):\n        def step():\n'
+                  '            pass\n'
+                  'def load():\n    def inner():\n        pass\n'
+                  'def dump():\n    pass\n'
+                  'def helper():\n    pass\n')
+            write(root / 'computed.py', "__all__ = ['load'] + [n for n in dir()]\n"
+                                        'def load():\n    pass\n')
+            write(root / 'none.py', 'def load():\n    pass\n')
+            chunks = code_search.build_index(root)
+        self.assertEqual({(c['path'], c['symbol']): c['exported'] for c in chunks},
+                         {('listed.py', 'LIMIT'): True, ('listed.py', 'OTHER'): False,
+                          ('listed.py', 'Reader.read'): True,
+                          ('listed.py', 'Reader.read.step'): False,
+                          ('listed.py', 'load'): True, ('listed.py', 'load.inner'): False,
+                          ('listed.py', 'dump'): True, ('listed.py', 'helper'): False,
+                          ('computed.py', 'load'): False, ('none.py', 'load'): False})
+
 
 def make_walk_tree(root):
     write(root / 'a.py', 'def alpha_walk():\n    pass\n')
@@ -725,7 +750,6 @@ TARFILE_PY = ('class TarFile:\n'
               '        """Extract a member from the tar archive, like ZipFile.extract."""\n'
               '        return ZipFile.extract(member, path)\n')
 
-
 class IdentifierQueryTests(unittest.TestCase):
     def check_first(self, files, queries):
         with tempfile.TemporaryDirectory() as folder:
@@ -767,6 +791,19 @@ class IdentifierQueryTests(unittest.TestCase):
                                 '    second = parse_qsl(body.lower())\n'
                                 '    return parse_qsl(body) + first + second\n'},
             [('parse_qsl', ('urllib/parse.py', 'parse_qsl'))])
+
+
+    def test_exported_definition_ranks_above_an_equal_helper(self):
+        # Same words, same shape: the one the module's __all__ lists is its public API.
+        body = 'def {}(path):\n    """Read the settings file at path."""\n    return path\n'
+        self.check_first(
+            {'a_helpers.py': body.format('read_settings'),
+             'b_config.py': "__all__ = ['read_settings']\n" + body.format('read_settings')},
+            [('read the settings file', ('b_config.py', 'read_settings'))])
+        self.check_first(
+            {'a_helpers.py': body.format('read_settings'),
+             'b_config.py': body.format('read_settings')},
+            [('read the settings file', ('a_helpers.py', 'read_settings'))])
 
 
 if __name__ == '__main__':
