@@ -2227,28 +2227,39 @@ def run_mcp(args):
 # most likely first.  Add a line to teach the search a new word.
 
 KOREAN_GLOSSARY_TEXT = '''
-16진수	hex hexadecimal
-2진수	bin binary
-8진수	oct octal
 가격	price cost
 가까운	close closest nearest
+가변	mutable
+가변인자	args varargs argument
 가비지	garbage gc collect
 가상환경	venv virtualenv virtual environment
+가운데	center middle
 가장	most
 가져오	get fetch load import
 가져오기	import get fetch load
+가져와	get fetch load
 가중치	weights weight
 각도	angle degrees degree
+간격	interval
 간단	simple
+감시	watch monitor
+감싸	wrap wrapper
+감지	detect watch
 값	value val
 같은지	same equal
 개발	development dev
 개수	count len number
+개행	newline linesep
 객체	object obj instance
+갱신	update refresh
+거꾸로	reverse reversed
+거듭제곱	pow power
 거리	distance dist
+거북이	turtle
 건너뛰	skip
 건너뛰기	skip
 걸	set
+걸러	filter
 검사	check test inspect
 검색	search find lookup
 검증	validate verify check
@@ -2256,71 +2267,123 @@ KOREAN_GLOSSARY_TEXT = '''
 결제	payment pay charge
 결합	join concat combine
 경고	warning warn warnings
+경과	elapsed
 경로	path
 계산	calculate compute calc
 계정	account user
 고객	customer client
 고유	unique uuid
 고정	fix freeze bind
+골라	choose choice select
+곱	product prod mul
+곱셈	mul multiply product
 공백	whitespace space blank
+공유	shared share
+공통	common
+괄호	parentheses bracket paren
 구문	syntax statement
 구문분석	parse parser
+구문트리	ast syntax tree
+구분	delimiter separator split
 구분자	delimiter separator sep
 구조체	struct structure pack
+구현	implement implementation
 국제화	gettext i18n locale
 권한	permission mode chmod access
+그래프	graph graphlib topological
 그룹	group
 그룹화	groupby group
+그리기	draw canvas turtle
+글꼴	font
 글자	char character letter
 금액	amount total
 기간	duration timedelta period
+기다려	wait
 기다리	wait
+기대값	expected
+기록	log record write
 기본	default base basic
 기본값	default defaults
 기본사전	defaultdict
+기준	key
+길이	len length size
 깊은복사	deepcopy copy
+꺼내	get pop extract
+끊	close disconnect shutdown
 끝	end
 끝나	finish end done
 끝날	finish end done
 나누	split divide
 나누기	divide split div
+나눗셈	div divide truediv
+나눠	split divide
 나머지	remainder mod modulo
 나오	appear occur
 난수	random rand seed
 날짜	date datetime day
 남기	log write keep
 내림	floor
+내림차순	descending reverse sorted
 내용	content contents body
+내장	builtin builtins
+넣	put insert add
+넣어	put insert add
+네임드튜플	namedtuple
+네임스페이스	namespace
 네트워크	network net socket
+년	year
+년도	year
+노드	node
+논블로킹	nonblocking setblocking
 누적	accumulate cumulative
+누적합	accumulate cumulative sum
+늘리	increase extend grow
+다국어	gettext locale i18n
 다듬기	strip trim
 다른	other different
 다시	again re reload
 다운로드	download fetch urlopen retrieve
 다음	next
+다이얼로그	dialog
 단어	word words
 단언	assert
 단위	unit
 단위테스트	unittest test
+닫	close
+달력	calendar
 대기	wait sleep
 대기열	queue
 대문자	upper uppercase capitalize
 대소문자	case ignorecase
+대화상자	dialog
 대화형	interactive prompt
+더하기	add sum plus
+더하는	add sum
+던지	raise throw
+덧셈	add sum
+데몬	daemon
+데이터	data
 데이터베이스	database db sqlite
 데이터클래스	dataclass
 데코레이터	decorator
 덱	deque
 도움말	help usage
+독스트링	docstring doc
+독테스트	doctest
+돌려	returns
+동기	sync synchronous
 동기화	sync synchronize lock
 동등	equal eq
 동시	concurrent parallel simultaneous
 동시성	concurrent concurrency
 동시에	concurrent parallel simultaneous
+동적	dynamic dynamically
 두	two
 뒤	after later back end
+뒤집	reverse reversed flip
 뒤집기	reverse reversed
 들어오	input incoming
+들어있	contains
 들여쓰기	indent indentation
 들여쓰기제거	dedent
 디렉터리	directory dir folder
@@ -2328,38 +2391,64 @@ KOREAN_GLOSSARY_TEXT = '''
 디버거	debugger pdb
 디버그	debug debugger pdb
 디버깅	debug debugger pdb
+디비	db database sqlite3
+디스크	disk usage
+디코더	decoder
 디코딩	decode
 디폴트	default
 딕셔너리	dict dictionary mapping
+딥카피	deepcopy copy
 따옴표	quote quotes
 띄우	start serve run launch
 라디안	radians radian
+라벨	label
+라이브러리	library lib module
+라인	line lines
 락	lock
+람다	lambda
 래퍼	wrapper wraps wrap
+랜덤	random
+레벨	level
+레이블	label
+레코드	record row
 로거	logger logging
 로그	log logging logger
 로그인	login auth
 로깅	logging log logger
 로캘	locale
+로컬	local localhost
 로케일	locale
+로테이션	rotating rotate
 롤백	rollback
 루프	loop
 리눅스	linux posix
 리다이렉트	redirect
 리디렉션	redirect
+리로드	reload
+리소스	resource resources
 리스트	list
 리턴	return
 링크	link symlink
+마우스	mouse
+마이크로초	microseconds
 마지막	last end final
 만드는	create make new
+만든	created make create
 만들	create make new
 만들기	create make new
 만료	expire expires expired
 매개변수	parameter param arg
 매일	daily day
 매핑	map mapping
+맥	macos darwin mac
+맵핑	mapping map
+멀티스레드	threading thread
+멀티스레딩	threading thread
 멀티파트	multipart
 멀티프로세스	multiprocessing process
+멀티프로세싱	multiprocessing process pool
+멈추	stop pause halt
+메뉴	menu
 메모리	memory
 메모리매핑	mmap
 메모이제이션	memoize cache lru
@@ -2375,13 +2464,21 @@ KOREAN_GLOSSARY_TEXT = '''
 명령줄	argv argparse command line
 명령행	argv argparse command line
 몇	few number
+모니터링	monitor watch
 모두	all
 모듈	module
 모의	mock patch
+모크	mock
+모킹	mock patch
+목	mock
 목록	list listing
 몫	quotient div floordiv
 무시	ignore
 무작위	random shuffle
+무한	inf infinite
+무한대	inf infinity
+묶	group pack bundle
+묶어	group pack bundle
 문서	document doc docs
 문서테스트	doctest
 문서화	docstring doc documentation
@@ -2389,25 +2486,38 @@ KOREAN_GLOSSARY_TEXT = '''
 문자셋	charset encoding
 문자열	string str text
 문장	sentence text
+뮤텍스	lock mutex
 미래	future
+밀리초	milliseconds msec
 바꾸	change replace convert
 바꾸기	replace sub swap
 바꾼	changed replaced
+바꿔	convert replace change
 바이너리	binary bin bytes
 바이트	bytes byte
+바이트열	bytes bytearray
+바이트코드	bytecode dis code
 반복	iterate loop repeat iter
 반복자	iterator iter
 반올림	round
 반환	return returns
 반환값	return value result
+받	receive recv
+받아	receive recv
 발생	raise
 배열	array
+배포	distribution dist distribute
+백분위	quantiles percentile
+백슬래시	backslash
 백업	backup copy
+버림	trunc floor
 버전	version
+버튼	button
 버퍼	buffer buf
+번역	translate gettext translation
 번째	nth index
 번호	number no lineno
-베이스64	base64 b64encode b64decode
+베이스	base64 base
 벤치마크	benchmark timeit
 변경	change modify update
 변수	variable var
@@ -2417,62 +2527,104 @@ KOREAN_GLOSSARY_TEXT = '''
 보기	view pretty
 보내	send
 보안	security secure ssl
+보여	show display print
 복사	copy
 복소수	complex
 복원	restore
 복제	clone copy deepcopy
 복호화	decrypt decode
+본문	body content
 부동소수점	float floating
 부모	parent
 부분문자열	substring
 부분적용	partial functools
 분	minute minutes
+분리	split separate
 분산	variance
 분수	fraction fractions
 분포	distribution
 분할	split partition chunk
 불러오	load import read
+불러와	load import read
 불리언	bool boolean
+불변	immutable frozen
+붙여	append join concat
+붙이	append join concat
 브라우저	browser webbrowser
+블로킹	blocking block
 비교	compare diff cmp
 비동기	async asyncio await
 비밀	secret secrets
 비밀번호	password passwd getpass
+비밀키	secret key hmac
+비슷	similar close
 비슷한지	similar
 비어있는	empty
+비우	clear empty flush
 비트	bit bits
 빈	empty blank
 빈도	frequency count counter
+빈칸	blank whitespace space
+빌드	build
+빌트인	builtin builtins
+빼	remove subtract
+뺄셈	sub subtract
 뽑	pick sample choose
+사용량	usage resource
 사용법	usage help
 사용자	user username
+사용자정의	custom user defined
 사전	dict dictionary
 삭제	delete remove unlink del
+삼각함수	sin cos tan
 삽입	insert
+상관관계	correlation
 상대	relative rel
+상속	inherit subclass inheritance
 상수	constant const
 상위	parent upper super
 상태	state status
 상태코드	status code
 새	new
 새로	new
+색	color
+색상	color
+샘플	sample
+샘플링	sample sampling
 생성	create make new generate
+생성시간	ctime getctime creation time
+생성자	constructor init new
+서명	signature sign hmac
 서버	server
+서브프로세스	subprocess process
+서식	format
+섞	shuffle
+섞어	shuffle
 선택	select choice choose option
+선형회귀	linear regression
 설정	config settings setting configure
 설치	install setup
 성능	performance perf
+세	count counter
 세금	tax
+세마포어	semaphore
 세션	session
+세트	set frozenset
 세팅	settings setting config
+셋	set frozenset
+셔플	shuffle
 셸	shell
 셸브	shelve
 소문자	lower lowercase
 소수	decimal prime
+소수점	decimal point float
+소스	source src
 소스코드	source code
 소유자	owner chown
 소켓	socket
 속성	attribute attr property
+솔트	salt
+송신	send sendall
 송장	invoice
 수신	receive recv
 수정	modify edit update fix
@@ -2484,20 +2636,30 @@ KOREAN_GLOSSARY_TEXT = '''
 숨김	hidden
 숫자	number digit numeric
 쉘	shell
+쉼표	comma
 스레드	thread threading
 스케줄	schedule scheduler sched
+스케줄러	scheduler sched
+스케쥴	schedule sched
 스키마	scheme schema
 스킴	scheme
+스킵	skip
 스택	stack
 스택트레이스	traceback stack trace
 스트림	stream
 스트링	string str
+슬라이스	slice
+슬라이싱	slice slicing
+슬립	sleep
+시	hour hours
 시각	time datetime clock
 시간	time
 시간대	timezone tz
 시간초과	timeout
 시그널	signal
+시도	attempt retry try
 시드	seed
+시스템	system sys os
 시작	start begin init
 시퀀스	sequence seq
 식별자	identifier id
@@ -2506,67 +2668,100 @@ KOREAN_GLOSSARY_TEXT = '''
 실패	fail failure failed
 실행	run execute exec
 실행기	executor
+심링크	symlink
 심볼릭링크	symlink link
 십진수	decimal
+쓰	write
 쓰기	write
 쓰레드	thread threading
+아규먼트	argument arg
 아스키	ascii
 아이피	ip address
 아카이브	archive tar zip
+안전	safe secure
 알아내	find get detect
 암호	password crypt cipher
 암호화	encrypt cipher crypt ssl
 압축	compress zip gzip
 압축풀기	extract decompress unzip unpack
 압축해제	extract decompress unzip unpack
+앞뒤	strip leading trailing
 약한참조	weakref
+얕은복사	copy shallow
 어노테이션	annotation annotations
+어서트	assert
 어트리뷰트	attribute attr
+언패킹	unpack unpacking
 언팩	unpack
+얻	get obtain
 업데이트	update
 업로드	upload
 없	no missing
+없는지	exists missing
+없애	remove delete strip
 에러	error
+에포크	epoch
+엑셀	excel csv
 엔디안	endian byteorder
+엔트리포인트	entry points
 엔티티	entity
 여러	multiple many
+역순	reverse reversed
 역직렬화	load loads deserialize
 역추적	traceback
 연결	connect connection link
 연도	year
+연산	operator operation op
 연산자	operator
 열	column col
 열거형	enum
 열기	open
+열어	open
 예약	schedule
 예외	exception error
 오늘	today
 오류	error
+오른쪽	right rjust rstrip
+오름차순	ascending sort sorted
+오브젝트	object
+오프셋	offset seek
+올림	ceil
+옮겨	move
 옮기	move
 옵션	option options opt
 와일드카드	wildcard glob fnmatch
+외부	external
+왼쪽	left ljust lstrip
 요소	element item
 요약	summary shorten
 요일	weekday day
 요청	request req
+용량	size capacity
 우선순위	priority heapq
 운영체제	os system platform
+워커	worker
 원래	original
+원소	element item member
 월	month
 웹	web http
 위상정렬	topological sort graphlib
+위젯	widget
 위치	position offset pos location
 윈도우	windows win nt
+윈도우즈	windows win32 nt
 유니코드	unicode unicodedata
 유닉스	unix posix epoch
+유닛테스트	unittest test
 유사도	similarity ratio
 유저	user
 유지	keep preserve
 유형	type kind
 유효성	valid validate validation
 윤년	leap year isleap
+음수	negative
 응답	response reply
 의존성	dependency dependencies requires
+이넘	enum
 이동	move rename
 이름	name
 이름바꾸기	rename
@@ -2576,43 +2771,61 @@ KOREAN_GLOSSARY_TEXT = '''
 이미지	image img
 이벤트	event
 이벤트루프	event loop asyncio
+이분탐색	bisect binary search
 이스케이프	escape
 이전	previous prev old
 이진	binary bin
 이진탐색	bisect binary search
+이터러블	iterable
 이터레이터	iterator iter
 익셉션	exception
 인덱스	index idx
+인쇄	print
 인수	argument arg args
 인스턴스	instance
 인용	quote
 인자	argument arg args
 인증	auth authenticate login
 인증서	certificate cert ssl
+인코더	encoder
 인코딩	encode encoding
+인터럽트	interrupt keyboardinterrupt
+인풋	input
 일	day
 일부	partial part
 일정	fixed constant regular
 일치	match equal
+읽	read
 읽기	read
+읽기전용	readonly read
+읽어	read
 읽어오	read load
 임시	temp tmp temporary tempfile
 임포트	import
 입력	input stdin
 있	exists has
+있는지	exists contains
+자료형	type types
+자르	split cut truncate slice
 자르기	truncate cut slice
+자릿수	digits ndigits precision
 자식	child children
 자정	midnight
 자주	frequent common most
 작업	task job work
 작업디렉터리	cwd getcwd
 작업자	worker
+잘라	split cut truncate slice
 잘못	wrong invalid bad
 잠금	lock
+잡	catch except handle
+잡아	catch except handle
 재귀	recursive recurse recursion
 재시도	retry retries
 저장	save store write dump
+저장소	store storage
 전송	send transfer
+전역	global globals
 절대	absolute abs
 절댓값	abs absolute
 접근	access
@@ -2626,20 +2839,27 @@ KOREAN_GLOSSARY_TEXT = '''
 정규표현식	regex re pattern
 정규화	normalize norm
 정렬	sort sorted order
+정리	cleanup clean
 정밀도	precision
+정보	info information
 정수	int integer
+정적	static staticmethod
 제거	remove strip delete
 제곱	square pow power
 제곱근	sqrt
 제너레이터	generator yield
 제네레이터	generator yield
+제네릭	generic typevar
 제목	subject title
+제외	exclude ignore
 제출	submit
 제한	limit max
 조각	slice chunk piece
 조건	condition
+조인	join
 조합	combination combinations
 조회	lookup get query select
+존재	exists exist
 종료	exit quit terminate close
 종료코드	exit code returncode status
 좋게	pretty
@@ -2647,57 +2867,97 @@ KOREAN_GLOSSARY_TEXT = '''
 주문	order
 주석	comment annotation
 주소	address addr
+죽이	kill terminate
 줄	line lines
 줄바꿈	newline wrap linebreak
+줄씩	line lines readline
+줄여	shrink reduce shorten truncate
+줄이기	shrink reduce shorten truncate
+줄이는	shrink reduce shorten truncate
 중간	middle
 중단	abort break stop
 중단점	breakpoint
 중복	duplicate duplicates dedup
 중앙값	median
 중지	stop halt
+중첩	nested nest
 지금	now
 지수	exp exponent
+지역	local locals
 지연	delay sleep
 지우	delete remove
+지워	delete remove
 지정	specified given
+지집	gzip
+직렬화	serialize dump pickle
 진법	base radix
+진수	base hex bin oct
+진입점	entry point main
 진행	progress
 집합	set
+짝수	even
+쪼개	split
 차이	diff difference delta
 참조	reference ref
+창	window tk
 찾	find search
 찾기	find search lookup
 채우기	fill pad
+채워	fill pad
 첨부	attachment attach
 첫	first
 청구서	invoice bill
+청크	chunk chunks
 체크섬	checksum crc
 초	second seconds
+초기화	init initialize reset clear
+총합	sum total
 최대	max maximum
 최대값	max maximum
 최대공약수	gcd
+최댓값	max maximum
 최빈값	mode
 최소	min minimum
 최소값	min minimum
 최소공배수	lcm
+최솟값	min minimum
 추가	add append insert
+추상	abstract abc
 추적	trace traceback track
 추출	extract
 축약	reduce
 출력	print output write
 취소	cancel
+측정	measure timeit perf
 치환	substitute replace sub
 카운터	counter count
+카운트	count counter
+칼럼	column col
 캐쉬	cache cached lru
 캐시	cache cached lru
+캔버스	canvas
+캘린더	calendar
+캡처	capture
+커맨드	command cmd
+커맨드라인	command line argv
 커밋	commit
+커버리지	coverage trace
 커서	cursor
+커스텀	custom
+컨테이너	container
 컨텍스트	context
 컨텍스트매니저	context manager with
+컨피그	config configparser
+컬럼	column col
+컬렉션	collection collections
 컴파일	compile
+컴프리헨션	comprehension
 코드	code
 코루틴	coroutine async
+코어	cpu count cores
+콘솔	console terminal
 콜백	callback
+콤마	comma
 쿠키	cookie cookies
 쿠키저장소	cookiejar
 쿼리	query
@@ -2705,16 +2965,23 @@ KOREAN_GLOSSARY_TEXT = '''
 크기	size len
 클라이언트	client
 클래스	class cls
+클립보드	clipboard
 키	key
+키보드	keyboard key
+키워드	keyword kwargs
+타르	tar tarfile
 타이머	timer
 타임스탬프	timestamp
 타임아웃	timeout
 타임존	timezone tz
 타입	type typing
 타입힌트	type hint annotation typing
+탐색	search walk traverse
 태그	tag
+태스크	task
 탭	tab tabs expandtabs
 터미널	terminal tty
+터틀	turtle
 테스트	test unittest
 테이블	table
 텍스트	text
@@ -2726,7 +2993,9 @@ KOREAN_GLOSSARY_TEXT = '''
 튜플	tuple
 트랜잭션	transaction
 트레이스	trace traceback
+트레이스백	traceback
 트리	tree
+특수	special
 특정	specific
 파라메터	parameter param
 파라미터	parameter param
@@ -2738,6 +3007,7 @@ KOREAN_GLOSSARY_TEXT = '''
 파일시스템	filesystem fs os
 파일이름	filename name
 판별	check detect determine
+패딩	pad padding zfill
 패스워드	password passwd getpass
 패치	patch
 패키지	package
@@ -2745,41 +3015,61 @@ KOREAN_GLOSSARY_TEXT = '''
 팩토리얼	factorial
 퍼센트	percent quote
 퍼센트인코딩	quote urlencode percent
+펼치	flatten expand unpack
 평가	eval evaluate
 평균	mean average avg
 폐기	deprecated deprecation
+포매터	formatter
+포매팅	format formatting
 포맷	format
+포맷터	formatter
+포맷팅	format formatting
 포트	port
 포함	contains include in
 폭	width
+폰트	font
 폴더	folder directory dir
 표본	sample
 표시	display show
+표준	standard std
 표준에러	stderr
 표준오류	stderr
 표준입력	stdin input
 표준출력	stdout print
 표준편차	stdev
 풀	extract unzip unpack
+퓨처	future
 프로세스	process
+프로토콜	protocol
 프로파일	profile profiler cprofile
+프로파일링	profile profiler
 프로퍼티	property attribute attr
 프록시	proxy
 프롬프트	prompt input
+프린트	print
 플래그	flag flags
 플랫폼	platform
+플러시	flush
 피클	pickle
+픽스처	fixture setup
 필드	field
 필터	filter
+핍	pip ensurepip
 하위	sub child
 하위명령	subcommand subparsers
 하위프로세스	subprocess
+한글	hangul unicode
 함수	function func
+합	sum
 합계	sum total
+합쳐	merge join combine
 합치	merge join combine
 합치기	join merge concat
+항목	item entry items
 해석	resolve interpret
 해시	hash hashlib digest
+해시맵	dict hash mapping
+해싱	hash hashlib
 해제	extract decompress release unlock
 핸들러	handler
 행	row line
@@ -2789,16 +3079,19 @@ KOREAN_GLOSSARY_TEXT = '''
 호스트	host hostname
 호출	call invoke
 호환	compat compatible
+홀수	odd
 홈	home
 화면	screen display
 확률	probability
 확인	check verify
+확장	extend expand extension
 확장자	extension suffix ext
 환경	environment env
 환경변수	environ env getenv
 환경설정	config configuration settings
 횟수	count times
 후	after later
+히스토리	history
 힌트	hint hints
 힙	heap heapq
 '''

@@ -197,6 +197,14 @@ class TutorialApiTests(unittest.TestCase):
         result = run_cli('demo', '세금 포함 합계', '--top-k', '1', cwd=ROOT)
         self.assertEqual((result.returncode, result.stdout), (0, TUTORIAL_HIT))
 
+    def test_every_glossary_word_can_be_reached(self):
+        # A question is cut into Hangul runs, so a key with a digit or a space is dead.
+        unreachable = [word for word in code_search.KOREAN_GLOSSARY
+                       if code_search.WORD.findall(word) != [word]
+                       or not code_search.HANGUL.match(word)]
+        self.assertEqual(unreachable, [])
+        self.assertEqual(code_search.korean_meanings('압축을')[:1], ['compress'])
+
 
 class LineProvenanceTests(ProvenanceMixin, unittest.TestCase):
     BODY = ('"""Module doc {mark}."""\n'
