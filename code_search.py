@@ -411,13 +411,14 @@ def chunks_from_tree(tree, lines, relative, revision):
 
     Functions and methods in source order (outer before inner), plus classes with no
     methods and module-level UPPER_CASE constants, so information outside functions is
-    findable too.
+    findable too.  Each is marked exported when the module's __all__ lists it.
     """
     chunks = []
     top_level = {id(node) for node in getattr(tree, 'body', ())}
     exports = exported_names(tree)
-    pending = [(tree, (), None, False)]   # (node, enclosing names, class docstring or
-    while pending:                        #  None, inside an exported class)
+    # (node, enclosing names, class docstring or None, inside an exported class)
+    pending = [(tree, (), None, False)]
+    while pending:
         node, scope, class_doc, exported = pending.pop()
         inner_scope, inner_doc = scope, class_doc
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
