@@ -28,7 +28,6 @@ import collections
 import contextlib
 import errno
 import fnmatch
-import functools
 import gc
 import heapq
 import itertools
@@ -138,11 +137,13 @@ def points_to_directory(path):
         return False
 
 
-def list_notes(root, ignored_paths, include_hidden):
+def list_notes(root, ignored_paths, include_hidden, with_stat=True):
     """Walk root without following links; return ([(relative, path, lstat)], [skip records]).
 
     Directories are read in name order; SKIP_DIRS, virtualenvs and (unless
-    include_hidden) dot-names are passed over silently.
+    include_hidden) dot-names are passed over silently.  Without with_stat (for a
+    fresh index, which compares no sizes or times) lstat is None and the directory
+    entry's type tells regular files apart; reading such a note fstat-s it.
     """
     notes, skipped = [], []
     pending = ['']
@@ -171,11 +172,13 @@ def list_notes(root, ignored_paths, include_hidden):
                     continue
                 if not entry.name.endswith(NOTE_SUFFIX) or entry.path in ignored_paths:
                     continue
-                info = entry.stat(follow_symlinks=False)
+                info = entry.stat(follow_symlinks=False) if with_stat else None
+                regular = stat.S_ISREG(info.st_mode) if info else entry.is_file(
+                    follow_symlinks=False)
             except OSError as error:
                 skipped.append(skip_record(relative, describe_failure(error)[1]))
                 continue
-            if stat.S_ISREG(info.st_mode):
+            if regular:
                 notes.append((relative, entry.path, info))
             else:
                 skipped.append(skip_record(relative, NOT_REGULAR_REASON))
@@ -259,6 +262,7 @@ PLAIN_BODY_BREAKERS = ('```', '~~~', 'tags:')
 SETEXT_OR_BREAK = re.compile(r'\n {0,3}(?:[=*_]|-[ \t]*[-\n])')   # maybe; then scan_note
 PLAIN_HEADING = re.compile(r'\n {0,3}#{1,6}(?=[ \t\n])[^\n]*')      # where ATX_HEADING matches
 PLAIN_BLANK_LINE = re.compile(r'\n[^\S\n]*(?=\n|\Z)')
+FRONT_MATTER_PEEK = 10      # lines looked at for front matter before splitting the whole note
 
 
 def tag_list(value):
@@ -395,9 +399,16 @@ def plain_body(text):
     whose body is plain (see PLAIN_BODY_BREAKERS); None for any other text."""
     tags, first_body_line = [], 0
     if text.startswith('---'):
-        tags, first_body_line = front_matter(text.split('\n')[:-1])
-    body = '\n' + (text.split('\n', first_body_line)[-1] if first_body_line else text)
-    if any(marker in body for marker in PLAIN_BODY_BREAKERS) or SETEXT_OR_BREAK.search(body):
+        lines = text.split('\n', FRONT_MATTER_PEEK)   # front matter is short: split no further
+        tags, first_body_line = front_matter(lines[:-1])
+        if not first_body_line and len(lines) > FRONT_MATTER_PEEK:
+            lines = text.split('\n')
+            tags, first_body_line = front_matter(lines[:-1])
+    if first_body_line:   # the body, from the '\n' that ends the front matter
+        body = text[len('\n'.join(lines[:first_body_line])):]
+    else:
+        body = '\n' + text
+    if any(map(body.__contains__, PLAIN_BODY_BREAKERS)) or SETEXT_OR_BREAK.search(body):
         return None
     return tags, first_body_line, body
 
@@ -505,7 +516,6 @@ def hangul_terms(word):
     return tuple(word[i:i + 2] for i in range(len(word) - 1))
 
 
-@functools.lru_cache(maxsize=1 << 16)
 def unicode_terms(run):
     """Terms (UTF-8 bytes) of a run of word bytes holding non-ASCII characters."""
     terms = []
@@ -517,8 +527,17 @@ def unicode_terms(run):
     return tuple(term.encode('utf-8') for term in terms)
 
 
-def count_terms(text):
-    """{term as UTF-8 bytes: count} of text (see analyze)."""
+class RunTerms(dict):
+    """{run of word bytes: its terms}, so that each run is analysed once (a cache kept
+    by its caller, freed with it)."""
+
+    def __missing__(self, run):
+        terms = self[run] = (run,) if run.isascii() else unicode_terms(run)
+        return terms
+
+
+def count_terms(text, run_terms):
+    """{term as UTF-8 bytes: count} of text (see analyze); run_terms is a RunTerms."""
     runs = text.encode('utf-8', 'replace').translate(ASCII_FOLD).split()
     counts = dict.fromkeys(runs, 1)
     if len(counts) < len(runs):
@@ -528,14 +547,14 @@ def count_terms(text):
     if not text.isascii():
         unusual = [run for run in counts if not run.isascii()]
         for run, count in [(run, counts.pop(run)) for run in unusual]:
-            for term in unicode_terms(run):
+            for term in run_terms[run]:
                 counts[term] = counts.get(term, 0) + count
     return counts
 
 
 def analyze(text):
     """{term: count} of text: lower-case words, Hangul words as bigrams (see hangul_terms)."""
-    return {term.decode('utf-8'): count for term, count in count_terms(text).items()}
+    return {term.decode('utf-8'): count for term, count in count_terms(text, RunTerms()).items()}
 
 
 def query_terms(question):
@@ -543,12 +562,12 @@ def query_terms(question):
     return [term for term in analyze(question) if term not in STOP_WORDS]
 
 
-def chunk_terms(text):
+def chunk_terms(text, run_terms):
     """Terms of text as UTF-8 bytes, repeats kept, in no fixed order (for indexing)."""
     runs = text.encode('utf-8', 'replace').translate(ASCII_FOLD).split()
     if text.isascii():
         return runs
-    return [term for run in runs for term in ((run,) if run.isascii() else unicode_terms(run))]
+    return list(itertools.chain.from_iterable(map(run_terms.__getitem__, runs)))
 
 
 def post_notes(notes, next_chunk):
@@ -561,14 +580,14 @@ def post_notes(notes, next_chunk):
     term.  Chunk numbers in the first list are decimal strings, for encode_postings.
     """
     chunk_lists, heading_lists = collections.defaultdict(list), collections.defaultdict(list)
-    lengths = []
+    lengths, run_terms = [], RunTerms()
     for relative, entry, sections in notes:
         entry['first'] = next_chunk
         for path, texts in sections:
-            for term, count in count_terms(path[-1] if path else relative).items():
+            for term, count in count_terms(path[-1] if path else relative, run_terms).items():
                 heading_lists[term].append((next_chunk, len(texts), count))
             for text in texts:
-                label, terms = str(next_chunk), chunk_terms(text)
+                label, terms = str(next_chunk), chunk_terms(text, run_terms)
                 for term in terms:
                     chunk_lists[term].append(label)
                 lengths.append(len(terms))
@@ -775,12 +794,12 @@ def scanned_note(relative, entry, text):
 
 
 def fresh_postings(notes):
-    """Buckets, lengths and words of notes numbered from 0 (see post_notes)."""
+    """Buckets, lengths string and words of notes numbered from 0 (see post_notes)."""
     postings, lengths, words = post_notes(notes, 0)
     groups = [[] for _ in range(POSTING_BUCKETS)]
     for term, lists in postings.items():
         groups[bucket_of(term, POSTING_BUCKETS)].append(f'|{term} {encode_postings(*lists)}')
-    return [''.join(group) for group in groups], lengths, words
+    return [''.join(group) for group in groups], format_lengths(lengths), words
 
 
 def updated_postings(old, files, parsed, dead):
@@ -836,8 +855,8 @@ def refreshed_postings(old, previous, files, parsed):
                   else scanned_note(relative, entry, kept[relative])
                   for relative, entry in files.items()]
     buckets, lengths, words = fresh_postings(every_note)
-    return (buckets, format_lengths(lengths), len(lengths),
-            {'chunks': len(lengths), 'words': words}, texts)
+    chunks = len(lengths) // LENGTH_DIGITS
+    return buckets, lengths, chunks, {'chunks': chunks, 'words': words}, texts
 
 
 def note_columns(files):
@@ -946,7 +965,9 @@ def process_alive(pid):
 
 
 def host_name():
-    """This machine's name, as lock files record it."""
+    """This machine's name, as lock files record it (uname's is gethostname's)."""
+    if hasattr(os, 'uname'):
+        return os.uname().nodename
     import socket  # imported here: only `index` takes the lock; searches start faster
     return socket.gethostname()
 
@@ -1047,9 +1068,53 @@ def remove_leftover_temporaries(index_path):
                     os.remove(entry.path)
 
 
+class JsonPieces(tuple):
+    """A value already in JSON: ASCII bytes (or memoryviews) to be written one after the
+    other (the big values of a fresh index, escaped by the processes that built them)."""
+
+
+def json_escaped(value):
+    """A string's JSON without its quotes, or a list's without its brackets, in ASCII
+    bytes (compact, as write_index writes)."""
+    return json.dumps(value, separators=(',', ':'))[1:-1].encode('ascii')
+
+
+def json_note_columns(columns):
+    """JsonPieces of the notes columns, each given as a list of pieces of its items,
+    JSON-escaped (see json_escaped)."""
+    pieces = []
+    for name in NOTE_COLUMNS:
+        pieces += [b',' if pieces else b'{', json.dumps(name).encode('ascii'), b':[',
+                   b','.join(columns[name]), b']']
+    pieces.append(b'}')
+    return JsonPieces(pieces)
+
+
+def json_string_list(strings):
+    """JsonPieces of a non-empty list of strings, each given as a list of pieces of
+    it, JSON-escaped (see json_escaped)."""
+    pieces = [b'["']
+    for string in strings:
+        pieces += string
+        pieces.append(b'","')
+    pieces[-1] = b'"]'
+    return JsonPieces(pieces)
+
+
 def write_index(index_path, document):
-    """Write document to a temp file, fsync, then replace the index (keeping its mode)."""
-    data = json.dumps(document, separators=(',', ':')).encode('ascii')  # ASCII loads faster
+    """Write document to a temp file, fsync, then replace the index (keeping its mode).
+
+    The JSON is compact and ASCII (it loads faster); JsonPieces values are written
+    as they are.
+    """
+    pieces = []
+    for key, value in document.items():
+        pieces += [b',' if pieces else b'{', json.dumps(key).encode('ascii'), b':']
+        if isinstance(value, JsonPieces):
+            pieces += value
+        else:
+            pieces.append(json.dumps(value, separators=(',', ':')).encode('ascii'))
+    pieces.append(b'}')
     try:
         mode = stat.S_IMODE(os.stat(index_path).st_mode)
     except FileNotFoundError:
@@ -1061,7 +1126,7 @@ def write_index(index_path, document):
         with open(fd, 'wb') as file:
             if hasattr(os, 'fchmod'):
                 os.fchmod(file.fileno(), mode)
-            file.write(data)
+            file.writelines(pieces)
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, index_path)
@@ -1108,14 +1173,22 @@ def previous_index(index_path, root_path, shown_path):
 def refresh_note(relative, path, info, previous, max_file_size, trusted_before_ns):
     """Return (entry, (text, sections) or None) for one note (see index_sections).
 
-    previous (the note's old entry) is reused when the note did not change.
+    previous (the note's old entry) is reused when the note did not change; info is
+    the note's lstat, or None for a note listed without (see list_notes).
     """
     if previous and (previous['size'], previous['mtime_ns']) == (info.st_size, info.st_mtime_ns):
         return previous, None
-    if info.st_size > max_file_size:
+    if info is not None and info.st_size > max_file_size:
         raise too_large(info.st_size, max_file_size)
     import hashlib  # imported here: only `index` hashes; searches start faster without it
-    data, info = read_regular_file(path, max_file_size)
+    try:
+        data, info = read_regular_file(path, max_file_size)
+    except OSError:
+        if info is None:   # as with an lstat first: a note too large says so, readable or not
+            size = os.stat(path, follow_symlinks=False).st_size
+            if size > max_file_size:
+                raise too_large(size, max_file_size) from None
+        raise
     mtime_ns = info.st_mtime_ns if info.st_mtime_ns < trusted_before_ns else -1
     digest = hashlib.sha256(data).hexdigest()
     if previous and previous['sha256'] == digest:
@@ -1194,8 +1267,10 @@ def collector_paused():
 def index_new_notes(notes, max_file_size, trusted_before_ns, strict):
     """Read, parse and post notes from scratch, numbering their chunks from 0.
 
-    Returns (files, skipped, buckets, lengths, words, texts); for a big folder
-    each worker process runs this on its share of the notes.
+    Returns (notes, skipped, buckets, lengths string, words, texts), notes as
+    note_part gives them, the buckets and texts JSON-escaped (see json_escaped): the
+    process writing the index has little left to do.  For a big folder each worker
+    process runs this on its share of the notes.
     """
     files, skipped, texts, notes_scanned = {}, [], {}, []
     with collector_paused():
@@ -1207,16 +1282,24 @@ def index_new_notes(notes, max_file_size, trusted_before_ns, strict):
                 continue
             files[relative], texts[relative] = entry, scanned[0]
             notes_scanned.append((relative, entry, scanned[1]))
-        # zlib lets go of the GIL: the texts are compressed while the postings are built.
-        import concurrent.futures  # imported here: only indexing needs it
-        with concurrent.futures.ThreadPoolExecutor(1) as packer:
-            packed_texts = packer.submit(text_buckets, texts)
-            return (files, skipped) + fresh_postings(notes_scanned) + (packed_texts.result(),)
+        buckets, lengths, words = fresh_postings(notes_scanned)
+        escaped = [json_escaped(bucket) for bucket in buckets]
+        packed = [part.encode('ascii') for part in text_buckets(texts)]   # base64: no escapes
+        return note_part(files), skipped, escaped, lengths, words, packed
+
+
+def note_part(files):
+    """(paths, firsts, {column: its items JSON-escaped}) of the notes of one share, in
+    chunk order (see note_columns); fresh_index adds the share's base to firsts."""
+    columns = note_columns(files)
+    firsts = columns.pop('first')
+    return columns['path'], firsts, {name: json_escaped(column)
+                                     for name, column in columns.items()}
 
 
 def start_worker(lock_fd, parent_pid):
     """Worker set-up: let go of the inherited lock, and exit once the parent has died."""
-    import threading  # imported here, like concurrent.futures: only workers need it
+    import threading  # imported here, like multiprocessing: only workers need it
     if lock_fd is not None:
         os.close(lock_fd)
 
@@ -1228,25 +1311,100 @@ def start_worker(lock_fd, parent_pid):
     threading.Thread(target=exit_with_parent, daemon=True).start()
 
 
+def worker_context():
+    """multiprocessing's fork context where forking is safe, else the platform's default.
+
+    A forked worker starts at once, already holding its share: nothing is pickled
+    or imported again.
+    """
+    import multiprocessing  # imported here: only a big fresh index needs it
+    if sys.platform != 'darwin' and 'fork' in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context('fork')
+    return multiprocessing.get_context()
+
+
+def index_share(sender, share, max_file_size, trusted_before_ns, lock_fd, parent_pid):
+    """A worker process: send index_new_notes of share, or the exception it raised."""
+    start_worker(lock_fd, parent_pid)
+    try:
+        result = index_new_notes(share, max_file_size, trusted_before_ns, False)
+    except KeyboardInterrupt:  # Ctrl-C reached the parent too, which stops and says so
+        return
+    except Exception as error:  # the parent raises it, as it would have raised it itself
+        result = error
+    with contextlib.suppress(OSError):   # a parent that died reads no answer
+        send_part(sender, result)
+
+
+def send_part(sender, result):
+    """Send an index_new_notes result (or exception) to receive_part: the buckets and
+    texts, most of it, as one message of bytes that needs no pickling."""
+    if isinstance(result, Exception):
+        sender.send(result)
+        return
+    notes, skipped, buckets, lengths, words, texts = result
+    pieces = buckets + texts
+    sender.send((notes, skipped, lengths, words, len(buckets), list(map(len, pieces))))
+    sender.send_bytes(b''.join(pieces))
+
+
+def receive_part(receiver):
+    """The result that send_part sent, its buckets and texts being memoryviews of the
+    bytes received; RuntimeError when the worker died before it answered."""
+    try:
+        head = receiver.recv()
+        data = None if isinstance(head, Exception) else memoryview(receiver.recv_bytes())
+    except EOFError:
+        raise RuntimeError('a worker process died') from None
+    if data is None:
+        raise head
+    notes, skipped, lengths, words, buckets, sizes = head
+    ends = itertools.accumulate(sizes)
+    pieces = [data[end - size:end] for end, size in zip(ends, sizes)]
+    return notes, skipped, pieces[:buckets], lengths, words, pieces[buckets:]
+
+
 def index_in_workers(shares, max_file_size, trusted_before_ns, lock_fd):
-    """Yield index_new_notes of each share: the first computed here, the rest by workers."""
-    # Imported here: only a big fresh index needs them; searches start faster without.
-    import concurrent.futures
-    with concurrent.futures.ProcessPoolExecutor(
-            len(shares) - 1, initializer=start_worker, initargs=(lock_fd, os.getpid())) as pool:
-        others = [pool.submit(index_new_notes, share, max_file_size, trusted_before_ns, False)
-                  for share in shares[1:]]
+    """Yield index_new_notes of each share: the first computed here, the rest by workers.
+
+    RuntimeError when a worker died without an answer.
+    """
+    import hashlib  # noqa: F401 (see refresh_note) imported before forking: workers have it
+    context, workers, receivers = worker_context(), [], []
+    if context.get_start_method() != 'fork':
+        lock_fd = None   # a worker not forked has no copy of the lock to close
+    try:
+        for share in shares[1:]:
+            receiver, sender = context.Pipe(duplex=False)
+            receivers.append(receiver)
+            with sender:   # the worker has a copy of its own
+                worker = context.Process(target=index_share, daemon=True, args=(
+                    sender, share, max_file_size, trusted_before_ns, lock_fd, os.getpid()))
+                worker.start()
+            workers.append(worker)
         yield index_new_notes(shares[0], max_file_size, trusted_before_ns, False)
-        for other in others:
-            yield other.result()
+        for receiver in receivers:
+            yield receive_part(receiver)
+    except BaseException:
+        for worker in workers:
+            worker.terminate()   # a worker still at work stops; one that has ended is gone
+        raise
+    finally:
+        for worker in workers:
+            worker.join()
+        for receiver in receivers:
+            receiver.close()
 
 
 def fresh_index(notes, max_file_size, trusted_before_ns, strict, progress, lock_fd):
-    """Index notes from scratch: (files, skipped, buckets, lengths, words, texts).
+    """Index notes from scratch: (paths, skipped, notes, buckets, lengths string, words,
+    texts), the notes columns, buckets and texts as JsonPieces.
 
     PARALLEL_MIN_NOTES or more notes are shared between this process and worker
     processes; the buckets of each later share are appended after a '#base'
     marker, and each share's texts are a part of their own in each text bucket.
+    The notes columns are the shares' one after the other (empty notes where two
+    shares meet stay in share order).
     """
     workers = min(os.cpu_count() or 1, MAX_WORKERS, len(notes)) or 1
     shares = [notes[start::workers] for start in range(workers)]   # alike in mix and size
@@ -1264,19 +1422,27 @@ def fresh_index(notes, max_file_size, trusted_before_ns, strict, progress, lock_
             parts = []
     if not parts:
         parts = [index_new_notes(notes, max_file_size, trusted_before_ns, strict)]
-    files, skipped, buckets, lengths, words = {}, [], [''] * POSTING_BUCKETS, [], 0
-    for part_files, part_skipped, part_buckets, part_lengths, part_words, _ in parts:
-        base = len(lengths)
-        for entry in part_files.values():
-            entry['first'] += base
-        files.update(part_files)
+    paths, firsts, skipped, words, base = [], [], [], 0, 0
+    columns = {name: [] for name in NOTE_COLUMNS}     # the escaped pieces of each column
+    buckets = [[] for _ in range(POSTING_BUCKETS)]   # the escaped pieces of each bucket
+    for part_notes, part_skipped, part_buckets, part_lengths, part_words, _ in parts:
+        part_paths, part_firsts, part_columns = part_notes
+        paths += part_paths
+        firsts += [first + base for first in part_firsts]
+        for name, items in part_columns.items():
+            if items:
+                columns[name].append(items)
         skipped += part_skipped
-        buckets = [whole + (f'#{base}' if base and piece else '') + piece
-                   for whole, piece in zip(buckets, part_buckets)]
-        lengths += part_lengths
+        for pieces, piece in zip(buckets, part_buckets):
+            if piece:
+                pieces += [b'#%d' % base, piece] if base else [piece]
         words += part_words
-    texts = [' '.join(filter(None, pieces)) for pieces in zip(*(part[5] for part in parts))]
-    return files, skipped, buckets, lengths, words, texts
+        base += len(part_lengths) // LENGTH_DIGITS
+    columns['first'] = [json_escaped(firsts)] if firsts else []
+    lengths = ''.join(part[3] for part in parts)
+    texts = ([b' '.join(filter(None, pieces))] for pieces in zip(*(part[5] for part in parts)))
+    return (paths, skipped, json_note_columns(columns), json_string_list(buckets), lengths,
+            words, json_string_list(texts))
 
 
 def update_index(root, destination, max_file_size=MAX_FILE_SIZE, include_hidden=False,
@@ -1290,42 +1456,55 @@ def update_index(root, destination, max_file_size=MAX_FILE_SIZE, include_hidden=
     root_path, index_path = checked_paths(root, destination)
     trusted_before_ns = time.time_ns() - RACY_MTIME_NS
     with index_lock(index_path, LOCK_TIMEOUT) as lock_fd, collector_paused():
-        remove_leftover_temporaries(index_path)
-        old, warning = previous_index(index_path, root_path, os.fspath(destination))
-        previous = note_entries(old['notes']) if old else {}
-        notes, skipped = list_notes(root_path, {os.path.realpath(index_path)}, include_hidden)
-        stale = old is None or (old['parser_version'], old['tokenizer_version']) != (
-            PARSER_VERSION, TOKENIZER_VERSION)
-        if not stale:
-            files, parsed, more_skipped = refresh_notes(
-                notes, previous, max_file_size, trusted_before_ns, strict, progress)
-            changed = len(parsed)
-            unchanged = (not parsed and files.keys() == previous.keys()
-                         and all(files[relative] is previous[relative] for relative in files)
-                         and skipped + more_skipped == old['skipped'])
-            try:
-                buckets, lengths, slots, stats, texts = refreshed_postings(
-                    old, previous, files, parsed)
-            except (NotesError, ValueError, IndexError):
-                stale = True
-                warning = f'index file is corrupt: {os.fspath(destination)}; {REBUILDING}'
-        if stale:
-            files, more_skipped, buckets, lengths, words, texts = fresh_index(
-                notes, max_file_size, trusted_before_ns, strict, progress, lock_fd)
-            changed, slots, unchanged = len(files), len(lengths), False
-            lengths, stats = format_lengths(lengths), {'chunks': slots, 'words': words}
-        if progress:
-            progress.write('\r\033[K')
-            progress.flush()
-        skipped += more_skipped
-        if not unchanged:
-            write_index(index_path, {
-                'tool': TOOL, 'format_version': FORMAT_VERSION,
-                'parser_version': PARSER_VERSION, 'tokenizer_version': TOKENIZER_VERSION,
-                'root': root_path,
-                'indexed_at': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
-                'notes': note_columns(files), 'skipped': skipped, 'slots': slots, 'stats': stats,
-                'lengths': lengths, 'postings': buckets, 'texts': texts})
+        # All that update_locked builds is freed when it returns, before the collector
+        # resumes: the collector would otherwise walk through all of it once.
+        return update_locked(root_path, index_path, os.fspath(destination), lock_fd,
+                             trusted_before_ns, max_file_size, include_hidden, strict, progress)
+
+
+def update_locked(root_path, index_path, shown_path, lock_fd, trusted_before_ns,
+                  max_file_size, include_hidden, strict, progress):
+    """update_index's work, done holding the lock; returns update_index's summary."""
+    remove_leftover_temporaries(index_path)
+    old, warning = previous_index(index_path, root_path, shown_path)
+    previous = note_entries(old['notes']) if old else {}
+    stale = old is None or (old['parser_version'], old['tokenizer_version']) != (
+        PARSER_VERSION, TOKENIZER_VERSION)
+    with_stat = strict or not stale   # a fresh index compares no stat (see list_notes)
+    notes, skipped = list_notes(root_path, {os.path.realpath(index_path)}, include_hidden,
+                                with_stat)
+    columns = None   # the notes columns, when fresh_index gives them (as JSON)
+    if not stale:
+        files, parsed, more_skipped = refresh_notes(
+            notes, previous, max_file_size, trusted_before_ns, strict, progress)
+        changed = len(parsed)
+        unchanged = (not parsed and files.keys() == previous.keys()
+                     and all(files[relative] is previous[relative] for relative in files)
+                     and skipped + more_skipped == old['skipped'])
+        try:
+            buckets, lengths, slots, stats, texts = refreshed_postings(
+                old, previous, files, parsed)
+        except (NotesError, ValueError, IndexError):
+            stale = True
+            warning = f'index file is corrupt: {shown_path}; {REBUILDING}'
+    if stale:
+        paths, more_skipped, columns, buckets, lengths, words, texts = fresh_index(
+            notes, max_file_size, trusted_before_ns, strict, progress, lock_fd)
+        files = dict.fromkeys(paths)   # only the paths are needed from here on
+        changed, slots, unchanged = len(files), len(lengths) // LENGTH_DIGITS, False
+        stats = {'chunks': slots, 'words': words}
+    if progress:
+        progress.write('\r\033[K')
+        progress.flush()
+    skipped += more_skipped
+    if not unchanged:
+        write_index(index_path, {
+            'tool': TOOL, 'format_version': FORMAT_VERSION,
+            'parser_version': PARSER_VERSION, 'tokenizer_version': TOKENIZER_VERSION,
+            'root': root_path,
+            'indexed_at': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+            'notes': columns or note_columns(files), 'skipped': skipped, 'slots': slots,
+            'stats': stats, 'lengths': lengths, 'postings': buckets, 'texts': texts})
     return {'changed': changed, 'removed': len(previous.keys() - files.keys()),
             'skipped': skipped, 'warning': warning}
 
