@@ -1390,6 +1390,17 @@ def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None):
     return rerank_by_name(index, question, scores, top_k)
 
 
+def dotted_names(relative, symbol):
+    """The dotted names that reach a definition: its module path and symbol, and each
+    tail of that (urllib/parse.py urlsplit: urllib.parse.urlsplit, parse.urlsplit)."""
+    module = relative[:-3] if relative.endswith('.py') else relative
+    parts = module.lower().split('/')
+    if parts[-1] == '__init__':
+        parts.pop()
+    parts += symbol.split('.')
+    return {'.'.join(parts[start:]) for start in range(len(parts) - 1)}
+
+
 def rerank_by_name(index, question, scores, top_k):
     """Apply the exact-name, private-name and exported weights to the leading candidates.
 
@@ -1397,11 +1408,13 @@ def rerank_by_name(index, question, scores, top_k):
     names of a few files, not of every file a common word touches.
     """
     named = named_in_question(question)
+    dotted = {name for name in named if '.' in name}
     leading = sorted(scores, key=lambda n: (-scores[n], n))[:max(top_k, RERANK_DEPTH)]
     entries = {n: chunk_entry(index, n) for n in leading}
     for n, entry in entries.items():
         symbol = entry['symbol'].lower()
-        if symbol in named or symbol.rpartition('.')[2] in named:
+        if symbol in named or symbol.rpartition('.')[2] in named or (
+                dotted and dotted_names(entry['path'], symbol) & dotted):
             scores[n] *= EXACT_NAME_WEIGHT
         if PRIVATE_NAME.search(entry['symbol']):
             scores[n] *= PRIVATE_NAME_WEIGHT

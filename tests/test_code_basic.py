@@ -814,5 +814,18 @@ class IdentifierQueryTests(unittest.TestCase):
             [('read the settings file', ('a_helpers.py', 'read_settings'))])
 
 
+    def test_module_qualified_name_finds_the_module_function(self):
+        # 'plistlib.load' as pasted from the docs: the module's load, not loads.
+        self.check_first(
+            {'plistlib.py': 'def loads(value):\n    """Load a plist: load from bytes."""\n'
+                            '    return load(value)\n\n'
+                            'def load(fp):\n    """Read a plist file."""\n    return fp\n',
+             'email/utils.py': 'def make_msgid():\n    """A Message-ID header value."""\n',
+             'email/message.py': 'def make_msgid():\n    """A Message-ID."""\n'},
+            [('plistlib.load', ('plistlib.py', 'load')),
+             ('email.utils.make_msgid', ('email/utils.py', 'make_msgid')),
+             ('message.make_msgid', ('email/message.py', 'make_msgid'))])
+
+
 if __name__ == '__main__':
     unittest.main()
