@@ -330,22 +330,26 @@ class LineProvenanceTests(ProvenanceMixin, unittest.TestCase):
 
 
 class ChunkKindTests(unittest.TestCase):
-    def test_kinds_and_ids(self):
+    def chunks_of(self, files):
+        """build_index over a temporary folder holding files {name: text}."""
         with tempfile.TemporaryDirectory() as folder:
-            root = Path(folder)
-            write(root / 'a.py',
-                  'MAX_SIZE = 10\n'
-                  'lower_case = 1\n'
-                  '_PRIVATE_LIMIT: int = 5\n'
-                  'Annotated: int\n'
-                  'A, B = 1, 2\n'
-                  'if True:\n    NOT_TOP = 3\n'
-                  'class Plain:\n    """Only data."""\n    size = 1\n'
-                  'class WithMethod:\n    def run(self):\n        INNER = 2\n        return INNER\n'
-                  '    class Nested:\n        pass\n'
-                  'def helper():\n    pass\n')
-            write(root / 'b.py', 'def other():\n    def inner():\n        pass\n')
-            chunks = code_search.build_index(root)
+            for name, text in files.items():
+                write(Path(folder) / name, text)
+            return code_search.build_index(folder)
+
+    def test_kinds_and_ids(self):
+        chunks = self.chunks_of({
+            'a.py': 'MAX_SIZE = 10\n'
+                    'lower_case = 1\n'
+                    '_PRIVATE_LIMIT: int = 5\n'
+                    'Annotated: int\n'
+                    'A, B = 1, 2\n'
+                    'if True:\n    NOT_TOP = 3\n'
+                    'class Plain:\n    """Only data."""\n    size = 1\n'
+                    'class WithMethod:\n    def run(self):\n        INNER = 2\n        return INNER\n'
+                    '    class Nested:\n        pass\n'
+                    'def helper():\n    pass\n',
+            'b.py': 'def other():\n    def inner():\n        pass\n'})
         self.assertEqual([(c['id'], c['path'], c['symbol'], c['kind'], c['start'], c['end'])
                           for c in chunks],
                          [('code-1', 'a.py', 'MAX_SIZE', 'constant', 1, 1),
@@ -358,32 +362,27 @@ class ChunkKindTests(unittest.TestCase):
                           ('code-8', 'b.py', 'other.inner', 'function', 2, 3)])
 
     def test_class_only_information_is_findable(self):
-        with tempfile.TemporaryDirectory() as folder:
-            root = Path(folder)
-            write(root / 'settings.py', 'RETRY_BACKOFF_SECONDS = 30\n'
-                                        'class Palette:\n    """Spaceship colours."""\n')
-            hits = code_search.retrieve('spaceship', code_search.build_index(root), 1)
-            self.assertEqual(hits[0]['symbol'], 'Palette')
-            hits = code_search.retrieve('retry backoff', code_search.build_index(root), 1)
-            self.assertEqual(hits[0]['symbol'], 'RETRY_BACKOFF_SECONDS')
+        chunks = self.chunks_of({'settings.py': 'RETRY_BACKOFF_SECONDS = 30\n'
+                                                'class Palette:\n    """Spaceship colours."""\n'})
+        hits = code_search.retrieve('spaceship', chunks, 1)
+        self.assertEqual(hits[0]['symbol'], 'Palette')
+        hits = code_search.retrieve('retry backoff', chunks, 1)
+        self.assertEqual(hits[0]['symbol'], 'RETRY_BACKOFF_SECONDS')
 
     def test_exported_follows_literal_all(self):
-        with tempfile.TemporaryDirectory() as folder:
-            root = Path(folder)
-            write(root / 'listed.py',
-                  "__all__ = ['Reader', 'LIMIT']\n"
-                  "__all__ += ('load',)\n"
-                  "__all__.extend(['dump'] + ['Spare'])\n"
-                  'LIMIT = 1\nOTHER = 2\n'
-                  'class Reader:\n    def read(self):\n        def step():\n'
-                  '            pass\n'
-                  'def load():\n    def inner():\n        pass\n'
-                  'def dump():\n    pass\n'
-                  'def helper():\n    pass\n')
-            write(root / 'computed.py', "__all__ = ['load'] + [n for n in dir()]\n"
-                                        'def load():\n    pass\n')
-            write(root / 'none.py', 'def load():\n    pass\n')
-            chunks = code_search.build_index(root)
+        chunks = self.chunks_of({
+            'listed.py': "__all__ = ['Reader', 'LIMIT']\n"
+                         "__all__ += ('load',)\n"
+                         "__all__.extend(['dump'] + ['Spare'])\n"
+                         'LIMIT = 1\nOTHER = 2\n'
+                         'class Reader:\n    def read(self):\n        def step():\n'
+                         '            pass\n'
+                         'def load():\n    def inner():\n        pass\n'
+                         'def dump():\n    pass\n'
+                         'def helper():\n    pass\n',
+            'computed.py': "__all__ = ['load'] + [n for n in dir()]\n"
+                           'def load():\n    pass\n',
+            'none.py': 'def load():\n    pass\n'})
         self.assertEqual({(c['path'], c['symbol']): c['exported'] for c in chunks},
                          {('listed.py', 'LIMIT'): True, ('listed.py', 'OTHER'): False,
                           ('listed.py', 'Reader.read'): True,

@@ -461,14 +461,9 @@ class VanishedFileTests(unittest.TestCase):
         self.assertEqual(index['skipped'][0]['reason'], 'skipped: vanished while indexing')
 
 
-class ExitStatusTests(unittest.TestCase):
+class ExitStatusTests(HostileCase):
     def setUp(self):
-        folder = tempfile.TemporaryDirectory()
-        self.addCleanup(folder.cleanup)
-        self.base = Path(folder.name)
-        self.root = self.base / 'root'
-        write(self.root / 'good.py', GOOD)
-        self.out = self.base / 'idx.json'
+        super().setUp()
         self.assertEqual(run_cli('index', self.root, '--out', self.out).returncode, 0)
 
     def assert_misuse(self, *args, status=2, runner=run_cli):
@@ -535,15 +530,10 @@ def valid_index_dict(out):
     return json.loads(Path(out).read_text(encoding='utf-8'))
 
 
-class BadIndexTests(unittest.TestCase):
+class BadIndexTests(HostileCase):
     def setUp(self):
-        folder = tempfile.TemporaryDirectory()
-        self.addCleanup(folder.cleanup)
-        self.base = Path(folder.name)
-        self.root = self.base / 'root'
-        write(self.root / 'good.py', GOOD)
+        super().setUp()
         write(self.root / 'other.py', 'def second_function():\n    """Other."""\n')
-        self.out = self.base / 'idx.json'
         self.assertEqual(run_cli('index', self.root, '--out', self.out).returncode, 0)
         self.valid = self.out.read_bytes()
 
