@@ -137,7 +137,7 @@ def points_to_directory(path):
         return False
 
 
-def list_notes(root, ignored_paths, include_hidden, with_stat=True):
+def list_notes(root, ignored_paths, include_hidden, with_stat):
     """Walk root without following links; return ([(relative, path, lstat)], [skip records]).
 
     Directories are read in name order; SKIP_DIRS, virtualenvs and (unless
@@ -437,6 +437,13 @@ def with_inline_tags(tags, texts):
     return list(dict.fromkeys(tags))
 
 
+def scanned_lines(text):
+    """(tags, blocks, chunk texts) of a note that is not plain: scan_note line by line."""
+    lines = text.split('\n')[:-1]
+    tags, blocks = scan_note(lines)
+    return tags, blocks, ['\n'.join(lines[start - 1:end]) for start, end, _ in blocks]
+
+
 def scan_text(text):
     """(tags, blocks, chunk texts) of a note's stored text, exactly as scan_note finds them.
 
@@ -445,9 +452,7 @@ def scan_text(text):
     """
     plain = plain_body(text)
     if plain is None:
-        lines = text.split('\n')[:-1]
-        tags, blocks = scan_note(lines)
-        return tags, blocks, ['\n'.join(lines[start - 1:end]) for start, end, _ in blocks]
+        return scanned_lines(text)
     tags, number, body = plain
     blocks, texts = [], []
     for path, section in plain_sections(body):
@@ -469,7 +474,7 @@ def index_sections(text):
     """
     plain = plain_body(text)
     if plain is None:
-        tags, blocks, texts = scan_text(text)
+        tags, blocks, texts = scanned_lines(text)
         runs = itertools.groupby(zip(blocks, texts), key=lambda block_text: block_text[0][2])
         return tags, [(path, [text for _, text in run]) for path, run in runs]
     tags, _, body = plain
@@ -734,11 +739,11 @@ def unpack_texts(bucket):
     return texts
 
 
-def text_buckets(texts, buckets=TEXT_BUCKETS):
-    """The text strings for {path: text}, one part per non-empty bucket."""
-    groups = [[] for _ in range(buckets)]
+def text_buckets(texts):
+    """The TEXT_BUCKETS text strings for {path: text}, one part per non-empty bucket."""
+    groups = [[] for _ in range(TEXT_BUCKETS)]
     for relative, text in texts.items():
-        groups[text_bucket(relative, buckets)].append((relative, text))
+        groups[text_bucket(relative, TEXT_BUCKETS)].append((relative, text))
     return [pack_texts(group) if group else '' for group in groups]
 
 
@@ -944,10 +949,15 @@ def load_index(path, advice=REBUILD_ADVICE):
     return document
 
 
+def current_versions(document):
+    """True when an index's chunks were made by this parser and tokenizer."""
+    return (document['parser_version'], document['tokenizer_version']) == (
+        PARSER_VERSION, TOKENIZER_VERSION)
+
+
 def check_versions(document, path):
     """Raise NotesError unless the index's chunks match this parser and tokenizer."""
-    if (document['parser_version'], document['tokenizer_version']) != (
-            PARSER_VERSION, TOKENIZER_VERSION):
+    if not current_versions(document):
         raise NotesError(f'{path} was made by another version of {PROG}{REBUILD_ADVICE}')
 
 
@@ -1073,21 +1083,35 @@ class JsonPieces(tuple):
     other (the big values of a fresh index, escaped by the processes that built them)."""
 
 
+def json_bytes(value):
+    """value as compact ASCII JSON (ASCII loads faster)."""
+    return json.dumps(value, separators=(',', ':')).encode('ascii')
+
+
 def json_escaped(value):
-    """A string's JSON without its quotes, or a list's without its brackets, in ASCII
-    bytes (compact, as write_index writes)."""
-    return json.dumps(value, separators=(',', ':'))[1:-1].encode('ascii')
+    """A string's JSON without its quotes, or a list's without its brackets (see
+    json_bytes)."""
+    return json_bytes(value)[1:-1]
+
+
+def json_object(mapping):
+    """JsonPieces of a dict: JsonPieces values go in as they are, others via json_bytes."""
+    pieces = []
+    for key, value in mapping.items():
+        pieces += [b',' if pieces else b'{', json_bytes(key), b':']
+        if isinstance(value, JsonPieces):
+            pieces += value
+        else:
+            pieces.append(json_bytes(value))
+    pieces.append(b'}')
+    return JsonPieces(pieces)
 
 
 def json_note_columns(columns):
     """JsonPieces of the notes columns, each given as a list of pieces of its items,
     JSON-escaped (see json_escaped)."""
-    pieces = []
-    for name in NOTE_COLUMNS:
-        pieces += [b',' if pieces else b'{', json.dumps(name).encode('ascii'), b':[',
-                   b','.join(columns[name]), b']']
-    pieces.append(b'}')
-    return JsonPieces(pieces)
+    return json_object({name: JsonPieces((b'[', b','.join(columns[name]), b']'))
+                        for name in NOTE_COLUMNS})
 
 
 def json_string_list(strings):
@@ -1104,17 +1128,9 @@ def json_string_list(strings):
 def write_index(index_path, document):
     """Write document to a temp file, fsync, then replace the index (keeping its mode).
 
-    The JSON is compact and ASCII (it loads faster); JsonPieces values are written
-    as they are.
+    The JSON is compact and ASCII (see json_object).
     """
-    pieces = []
-    for key, value in document.items():
-        pieces += [b',' if pieces else b'{', json.dumps(key).encode('ascii'), b':']
-        if isinstance(value, JsonPieces):
-            pieces += value
-        else:
-            pieces.append(json.dumps(value, separators=(',', ':')).encode('ascii'))
-    pieces.append(b'}')
+    pieces = json_object(document)
     try:
         mode = stat.S_IMODE(os.stat(index_path).st_mode)
     except FileNotFoundError:
@@ -1170,7 +1186,7 @@ def previous_index(index_path, root_path, shown_path):
     return old, None
 
 
-def refresh_note(relative, path, info, previous, max_file_size, trusted_before_ns):
+def refresh_note(path, info, previous, max_file_size, trusted_before_ns):
     """Return (entry, (text, sections) or None) for one note (see index_sections).
 
     previous (the note's old entry) is reused when the note did not change; info is
@@ -1218,8 +1234,7 @@ def read_note(relative, path, info, previous, max_file_size, trusted_before_ns, 
     strict re-raises read, decode and parse errors, as the tutorial's build_index did.
     """
     try:
-        return refresh_note(relative, path, info, previous, max_file_size, trusted_before_ns) + (
-            None,)
+        return refresh_note(path, info, previous, max_file_size, trusted_before_ns) + (None,)
     except SkippedNote as error:
         return None, None, skip_record(relative, str(error), error.line)
     except (OSError, UnicodeDecodeError, NoteSyntaxError) as error:
@@ -1273,19 +1288,18 @@ def index_new_notes(notes, max_file_size, trusted_before_ns, strict):
     process runs this on its share of the notes.
     """
     files, skipped, texts, notes_scanned = {}, [], {}, []
-    with collector_paused():
-        for relative, path, info in notes:
-            entry, scanned, skip = read_note(relative, path, info, None, max_file_size,
-                                             trusted_before_ns, strict)
-            if skip:
-                skipped.append(skip)
-                continue
-            files[relative], texts[relative] = entry, scanned[0]
-            notes_scanned.append((relative, entry, scanned[1]))
-        buckets, lengths, words = fresh_postings(notes_scanned)
-        escaped = [json_escaped(bucket) for bucket in buckets]
-        packed = [part.encode('ascii') for part in text_buckets(texts)]   # base64: no escapes
-        return note_part(files), skipped, escaped, lengths, words, packed
+    for relative, path, info in notes:
+        entry, scanned, skip = read_note(relative, path, info, None, max_file_size,
+                                         trusted_before_ns, strict)
+        if skip:
+            skipped.append(skip)
+            continue
+        files[relative], texts[relative] = entry, scanned[0]
+        notes_scanned.append((relative, entry, scanned[1]))
+    buckets, lengths, words = fresh_postings(notes_scanned)
+    escaped = [json_escaped(bucket) for bucket in buckets]
+    packed = [part.encode('ascii') for part in text_buckets(texts)]   # base64: no escapes
+    return note_part(files), skipped, escaped, lengths, words, packed
 
 
 def note_part(files):
@@ -1327,7 +1341,8 @@ def index_share(sender, share, max_file_size, trusted_before_ns, lock_fd, parent
     """A worker process: send index_new_notes of share, or the exception it raised."""
     start_worker(lock_fd, parent_pid)
     try:
-        result = index_new_notes(share, max_file_size, trusted_before_ns, False)
+        with collector_paused():   # a forked worker inherits the pause; a spawned one not
+            result = index_new_notes(share, max_file_size, trusted_before_ns, False)
     except KeyboardInterrupt:  # Ctrl-C reached the parent too, which stops and says so
         return
     except Exception as error:  # the parent raises it, as it would have raised it itself
@@ -1468,8 +1483,7 @@ def update_locked(root_path, index_path, shown_path, lock_fd, trusted_before_ns,
     remove_leftover_temporaries(index_path)
     old, warning = previous_index(index_path, root_path, shown_path)
     previous = note_entries(old['notes']) if old else {}
-    stale = old is None or (old['parser_version'], old['tokenizer_version']) != (
-        PARSER_VERSION, TOKENIZER_VERSION)
+    stale = old is None or not current_versions(old)
     with_stat = strict or not stale   # a fresh index compares no stat (see list_notes)
     notes, skipped = list_notes(root_path, {os.path.realpath(index_path)}, include_hidden,
                                 with_stat)
