@@ -453,7 +453,8 @@ def chunks_from_tree(tree, lines, relative, revision):
 
 
 def exported_names(tree):
-    """The names a module lists in __all__ (=, += or .extend/.append of string literals).
+    """The names a module lists in __all__ (=, += or .extend of a literal list or tuple of
+    strings, .append of one string).
 
     A module whose __all__ is computed exports nothing we can know, so none count.
     """
@@ -461,38 +462,38 @@ def exported_names(tree):
     for node in getattr(tree, 'body', ()):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if not any(isinstance(target, ast.Name) and target.id == '__all__'
-                       for target in targets):
-                continue
-            values = [node.value]
+            if node.value is None or not any(
+                    isinstance(target, ast.Name) and target.id == '__all__'
+                    for target in targets):
+                continue      # not __all__, or only an annotation: __all__: list[str]
+            listed = string_literals(node.value)
         elif (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
               and isinstance(node.value.func, ast.Attribute)
-              and node.value.func.attr in ('extend', 'append')
               and isinstance(node.value.func.value, ast.Name)
-              and node.value.func.value.id == '__all__'):
-            values = node.value.args
+              and node.value.func.value.id == '__all__'
+              and node.value.func.attr in ('extend', 'append')
+              and len(node.value.args) == 1):
+            argument = node.value.args[0]
+            listed = (string_literals(argument) if node.value.func.attr == 'extend'
+                      else string_literals(ast.List(elts=[argument])))
         else:
             continue
-        for value in values:
-            listed = string_literals(value)
-            if listed is None:
-                return set()
-            names.update(listed)
+        if listed is None:
+            return set()
+        names.update(listed)
     return names
 
 
 def string_literals(node):
-    """The strings of a literal list, tuple or sum of them; None for anything computed."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return [node.value]
+    """The strings of a literal list or tuple of strings, or of a sum of them; None for
+    anything computed."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         left, right = string_literals(node.left), string_literals(node.right)
         return None if left is None or right is None else left + right
-    if isinstance(node, (ast.List, ast.Tuple)):
-        found = [string_literals(element) for element in node.elts]
-        if any(item is None for item in found):
-            return None
-        return [name for item in found for name in item]
+    if isinstance(node, (ast.List, ast.Tuple)) and all(
+            isinstance(element, ast.Constant) and isinstance(element.value, str)
+            for element in node.elts):
+        return [element.value for element in node.elts]
     return None
 
 
@@ -507,8 +508,7 @@ def constant_name(node):
     return ''
 
 
-def make_chunk(relative, symbol, kind, start, end, revision, doc, lines, context,
-               exported=False):
+def make_chunk(relative, symbol, kind, start, end, revision, doc, lines, context, exported):
     """One chunk: the tutorial's keys plus kind, the class docstring for methods, and
     whether the module's __all__ exports it."""
     return {'path': relative, 'symbol': symbol, 'kind': kind, 'start': start, 'end': end,
@@ -516,11 +516,13 @@ def make_chunk(relative, symbol, kind, start, end, revision, doc, lines, context
             'text': '\n'.join(lines[start - 1:end])}
 
 
-def chunk_source(data, relative, strict=False):
-    """Bytes of one file -> its chunks; raises SkipFile when it cannot be read as Python."""
+def chunk_source(data, relative, strict=False, sha256=None):
+    """Bytes of one file -> its chunks; raises SkipFile when it cannot be read as Python.
+
+    sha256 is the data's hex digest when the caller has it already."""
     text = decode_source(data)
     tree = parse_source(data, relative, strict)
-    revision = hashlib.sha256(data).hexdigest()[:12]
+    revision = (sha256 or hashlib.sha256(data).hexdigest())[:12]
     try:
         return chunks_from_tree(tree, source_lines(text), relative, revision)
     except (RecursionError, MemoryError):
@@ -646,7 +648,7 @@ def shared_field_runs(chunks):
 KOREAN_PARTICLES = sorted('''
 기 하게 해 으로부터 에서부터 하려면 하는지 되는지 하도록 시키는 시키기 적으로 에서는 에서도 으로는 으로도 이라는
 에서 에게 에는 으로 까지 부터 처럼 보다 이나 이랑 라는 로는 들을 들의 하고 하는 하기 하면 하여 해서
-하게 되는 되면 려면 적인 인지 된 한 할 을 를 이 가 은 는 의 에 로 와 과 도 만 들
+되는 되면 려면 적인 인지 된 한 할 을 를 이 가 은 는 의 에 로 와 과 도 만 들
 '''.split(), key=len, reverse=True)
 
 
@@ -841,10 +843,15 @@ def chunk_postings(chunks, fid):
     return rows, lengths, segments
 
 
+def field_sums(rows):
+    """Per field, the sum over rows of field values (lengths, or files' totals)."""
+    return [sum(row[f] for row in rows) for f in range(len(FIELDS))]
+
+
 def make_record(rows, lengths, fid, **details):
     """A file's entry in the index: chunk rows, field lengths, count and field totals."""
-    totals = [sum(row[f] for row in lengths) for f in range(len(FIELDS))]
-    return dict(details, fid=fid, count=len(rows), totals=totals, rows=encode_rows(rows),
+    return dict(details, fid=fid, count=len(rows), totals=field_sums(lengths),
+                rows=encode_rows(rows),
                 lengths=' '.join(str(n) for row in lengths for n in row))
 
 def index_one_file(job):
@@ -852,17 +859,18 @@ def index_one_file(job):
     relative, path, fid, limit = job
     try:
         data, info = read_file(path, limit)
-        chunks = chunk_source(data, relative)
+        sha256 = hashlib.sha256(data).hexdigest()
+        chunks = chunk_source(data, relative, sha256=sha256)
     except SkipFile as skip:
         return ('skip', relative, skip.line, skip.reason)
-    return ('ok', relative, file_record(chunks, data, info, fid))
+    return ('ok', relative, file_record(chunks, sha256, info, fid))
 
 
-def file_record(chunks, data, info, fid):
+def file_record(chunks, sha256, info, fid):
     """What the index keeps of one file, with the postings segments it contributes."""
     rows, lengths, segments = chunk_postings(chunks, fid)
-    return make_record(rows, lengths, fid, sha256=hashlib.sha256(data).hexdigest(),
-                       size=info.st_size, mtime_ns=info.st_mtime_ns, segments=segments)
+    return make_record(rows, lengths, fid, sha256=sha256, size=info.st_size,
+                       mtime_ns=info.st_mtime_ns, segments=segments)
 
 
 def empty_index(root):
@@ -928,8 +936,7 @@ def update_index(root, old, options, report=None):
     count = sum(record['count'] for record in current.values())
     index.update(files=dict(sorted(current.items())), skipped=skipped, next_fid=fid,
                  root=str(root), chunk_count=count, scan_started_ns=started_ns,
-                 field_totals=[sum(record['totals'][f] for record in current.values())
-                               for f in range(len(FIELDS))])
+                 field_totals=field_sums([record['totals'] for record in current.values()]))
     stats = {'updated': len(added), 'removed': deleted, 'skipped': len(skipped),
              'files': len(current), 'changed': bool(changed), 'chunks': count}
     return index, stats
@@ -1258,8 +1265,7 @@ def make_search_index(chunks, root='', skipped=()):
         'root': str(root), 'files': files, 'postings': pack_postings(postings),
         'skipped': list(skipped),
         'chunk_count': len(ordered),
-        'field_totals': [sum(r['totals'][f] for r in files.values())
-                         for f in range(len(FIELDS))]})
+        'field_totals': field_sums([record['totals'] for record in files.values()])})
     view['chunks'] = ordered
     return view
 
@@ -1281,6 +1287,11 @@ def open_search_index(index):
             'postings': index['postings'],
             'averages': averages, 'root': index['root'], 'files': index['files'],
             'skipped': index['skipped'], 'indexed_at': index.get('indexed_at', '')}
+
+
+def open_index_file(path):
+    """An index file opened for searching (quick checks; see index_problem)."""
+    return open_search_index(load_index(path, deep=False))
 
 
 def file_rows(index, relative):
@@ -1339,7 +1350,7 @@ def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None):
     field_weight = [FIELD_WEIGHTS[f] for f in FIELDS]
     field_b = [FIELD_LENGTH_NORMALISATION[f] for f in FIELDS]
     averages = index['averages']
-    allowed, by_concept, path_of, anchored = {}, {}, {}, set()
+    allowed, by_concept, anchored = {}, {}, set()
     field_count = len(FIELDS)
     for term, query_weight in weights.items():
         value = find_posting(index['postings'], term)
@@ -1366,7 +1377,6 @@ def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None):
                     norm = 1 - b + b * lengths[local * field_count + f] / average
                     n = base + local
                     weighted[n] = weighted.get(n, 0.0) + weight * int(tf or 1) / norm
-                    path_of[n] = relative
         if not weighted:
             continue
         if term in anchors:
@@ -1382,7 +1392,7 @@ def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None):
     scores = {n: sum(best.values()) for n, best in by_concept.items() if n in anchored}
     test_paths = {}
     for n in scores:
-        relative = path_of[n]
+        relative = index['order'][bisect.bisect_right(index['starts'], n) - 1]
         if relative not in test_paths:
             test_paths[relative] = not wants_tests and bool(TEST_PATH.search(relative))
         if test_paths[relative]:
@@ -1413,7 +1423,7 @@ def rerank_by_name(index, question, scores, top_k):
     entries = {n: chunk_entry(index, n) for n in leading}
     for n, entry in entries.items():
         symbol = entry['symbol'].lower()
-        if symbol in named or symbol.rpartition('.')[2] in named or (
+        if symbol.rpartition('.')[2] in named or (
                 dotted and dotted_names(entry['path'], symbol) & dotted):
             scores[n] *= EXACT_NAME_WEIGHT
         if PRIVATE_NAME.search(entry['symbol']):
@@ -1649,6 +1659,21 @@ def hit_json(hit):
     return {key: hit.get(key) for key in keys}
 
 
+def trace_frame_json(frame):
+    chunk = frame['chunk']
+    return {'file': frame['file'], 'line': frame['line'], 'name': frame['name'],
+            'inside_root': frame['inside_root'], 'path': frame['path'],
+            'stale': bool(chunk and chunk.get('stale')) or bool(frame.get('stale')),
+            'chunk': hit_json(chunk) if chunk else None}
+
+
+def traceback_json(explained):
+    """explain_traceback's blocks as one JSON-ready object."""
+    return {'exceptions': [{'frames': [trace_frame_json(frame) for frame in block['frames']],
+                            'message': block['message'], 'then': block['then']}
+                           for block in explained]}
+
+
 def format_traceback(explained):
     out = []
     for block in explained:
@@ -1682,6 +1707,12 @@ def emit_json(document):
     print(json.dumps(document, ensure_ascii=False, indent=2))
 
 
+def print_hits(question, hits, as_json):
+    """Hits as the tutorial prints them, or as one JSON object."""
+    if as_json:
+        emit_json({'query': question, 'results': [hit_json(hit) for hit in hits]})
+    else:
+        print(format_hits(hits))
 
 
 # --- MCP server: the same look-ups for coding agents, over stdio ----------------------
@@ -1806,9 +1837,7 @@ def mcp_call(index, name, arguments):
             raise ValueError('no "File ..., line N" frames found in the traceback')
         text = format_traceback(explained)
         truncated = len(text) > budget
-        structured = {'exceptions': [{'frames': [trace_frame_json(f) for f in b['frames']],
-                                      'message': b['message'], 'then': b['then']}
-                                     for b in explained], 'truncated': truncated}
+        structured = dict(traceback_json(explained), truncated=truncated)
         return (text[:budget] + ('\n[output truncated to max_chars]' if truncated else ''),
                 structured)
     elif name == 'file_outline':
@@ -1900,7 +1929,7 @@ def index_loader(path):
             info = None
         key = info and (info.st_ino, info.st_mtime_ns, info.st_size)
         if cache.get('key') != key or 'index' not in cache:
-            index = open_search_index(load_index(path, deep=False))
+            index = open_index_file(path)
             index['source'] = str(path)
             cache.update(key=key, index=index)
         return cache['index']
@@ -2085,10 +2114,6 @@ def run_dry_run(root, options):
     return 0
 
 
-def open_index_file(path):
-    return open_search_index(load_index(path, deep=False))
-
-
 @contextlib.contextmanager
 def damaged_index_guard(path):
     """An index that passed the quick checks but breaks while being read is damaged."""
@@ -2104,10 +2129,7 @@ def run_search(args):
     accept = path_filter(args.path) if args.path else None
     with damaged_index_guard(args.index):
         hits = with_text(index, search_index(index, args.question, args.top_k, accept))
-    if args.json:
-        emit_json({'query': args.question, 'results': [hit_json(hit) for hit in hits]})
-    else:
-        print(format_hits(hits))
+    print_hits(args.question, hits, args.json)
     return 0
 
 
@@ -2119,10 +2141,7 @@ def run_one_shot(args):
     hits = search_index(make_search_index(chunks, str(root)), args.question, args.top_k)
     for hit in hits:
         hit['stale'] = False
-    if args.json:
-        emit_json({'query': args.question, 'results': [hit_json(hit) for hit in hits]})
-    else:
-        print(format_hits(hits))
+    print_hits(args.question, hits, args.json)
     if time.monotonic() - started > ONE_SHOT_HINT_SECONDS:
         print(f"hint: index once and search fast: code_search.py index {args.root} "
               f"--out index.json, then code_search.py search QUESTION", file=sys.stderr)
@@ -2179,20 +2198,10 @@ def run_trace(args):
     with damaged_index_guard(args.index):
         explained = explain_traceback(index, text)
     if args.json:
-        emit_json({'exceptions': [{'frames': [trace_frame_json(f) for f in block['frames']],
-                                   'message': block['message'], 'then': block['then']}
-                                  for block in explained]})
+        emit_json(traceback_json(explained))
     else:
         print(format_traceback(explained))
     return 0
-
-
-def trace_frame_json(frame):
-    chunk = frame['chunk']
-    return {'file': frame['file'], 'line': frame['line'], 'name': frame['name'],
-            'inside_root': frame['inside_root'], 'path': frame['path'],
-            'stale': bool(chunk and chunk.get('stale')) or bool(frame.get('stale')),
-            'chunk': hit_json(chunk) if chunk else None}
 
 
 def main(argv=None):

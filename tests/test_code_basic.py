@@ -382,14 +382,17 @@ class ChunkKindTests(unittest.TestCase):
                          'def helper():\n    pass\n',
             'computed.py': "__all__ = ['load'] + [n for n in dir()]\n"
                            'def load():\n    pass\n',
-            'none.py': 'def load():\n    pass\n'})
+            'none.py': 'def load():\n    pass\n',
+            'annotated.py': "__all__: list\n__all__ = ['load']\ndef load():\n    pass\n",
+            'one_string.py': "__all__ = 'load'\ndef load():\n    pass\n"})
         self.assertEqual({(c['path'], c['symbol']): c['exported'] for c in chunks},
                          {('listed.py', 'LIMIT'): True, ('listed.py', 'OTHER'): False,
                           ('listed.py', 'Reader.read'): True,
                           ('listed.py', 'Reader.read.step'): False,
                           ('listed.py', 'load'): True, ('listed.py', 'load.inner'): False,
                           ('listed.py', 'dump'): True, ('listed.py', 'helper'): False,
-                          ('computed.py', 'load'): False, ('none.py', 'load'): False})
+                          ('computed.py', 'load'): False, ('none.py', 'load'): False,
+                          ('annotated.py', 'load'): True, ('one_string.py', 'load'): False})
 
 
 def make_walk_tree(root):
