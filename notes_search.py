@@ -206,11 +206,14 @@ def read_regular_file(path, max_file_size):
             raise too_large(info.st_size, max_file_size)
         parts, size, wanted = [], 0, info.st_size + 1
         while size <= max_file_size:
-            part = os.read(fd, min(wanted, max_file_size + 1 - size))
+            asked = min(wanted, max_file_size + 1 - size)
+            part = os.read(fd, asked)
             if not part:
                 break
             parts.append(part)
             size, wanted = size + len(part), READ_BLOCK
+            if len(part) < asked and size >= info.st_size:   # all fstat promised: the end
+                break
     finally:
         os.close(fd)
     if size > max_file_size:
@@ -505,31 +508,40 @@ ASCII_FOLD = bytes(code + 32 if 65 <= code <= 90
                    else 32 for code in range(256))
 WORD = re.compile(r'[가-힣]+|[^\W_가-힣]+')
 HANGUL_FIRST, HANGUL_LAST = '가', '힣'
+HANGUL_BYTES = re.compile(rb'(?:\xea[\xb0-\xbf][\x80-\xbf]|[\xeb\xec][\x80-\xbf][\x80-\xbf]'
+                          rb'|\xed[\x80-\x9d][\x80-\xbf]|\xed\x9e[\x80-\xa3])+')   # 가-힣 in UTF-8
+SYLLABLE_BYTES = 3          # every Hangul syllable is three bytes in UTF-8
+PARTICLE_BYTES = frozenset(particle.encode('utf-8') for particle in KOREAN_PARTICLES)
 STOP_WORD_BYTES = frozenset(word.encode('ascii') for word in STOP_WORDS)
 
 
 def hangul_terms(word):
-    """Syllable bigrams of a Hangul word less its trailing particle; one syllable stays whole."""
-    if word in KOREAN_PARTICLES:
+    """Syllable bigrams of a Hangul word (UTF-8 bytes) less its trailing particle; one
+    syllable stays whole.  Works on bytes, so that no term is decoded or encoded."""
+    if word in PARTICLE_BYTES:
         return ()
-    for size in (3, 2, 1):
-        if len(word) - size >= MIN_STEM_SYLLABLES and word[-size:] in KOREAN_PARTICLES:
+    for size in (3 * SYLLABLE_BYTES, 2 * SYLLABLE_BYTES, SYLLABLE_BYTES):
+        if (len(word) - size >= MIN_STEM_SYLLABLES * SYLLABLE_BYTES
+                and word[-size:] in PARTICLE_BYTES):
             word = word[:-size]
             break
-    if len(word) == 1:
+    bigram = 2 * SYLLABLE_BYTES
+    if len(word) < bigram:
         return (word,)
-    return tuple(word[i:i + 2] for i in range(len(word) - 1))
+    return tuple(word[i:i + bigram] for i in range(0, len(word) - SYLLABLE_BYTES, SYLLABLE_BYTES))
 
 
 def unicode_terms(run):
     """Terms (UTF-8 bytes) of a run of word bytes holding non-ASCII characters."""
+    if HANGUL_BYTES.fullmatch(run):   # the common case: one Hangul word
+        return hangul_terms(run)
     terms = []
     for word in WORD.findall(run.decode('utf-8', 'replace').lower()):
         if HANGUL_FIRST <= word[0] <= HANGUL_LAST:
-            terms.extend(hangul_terms(word))
+            terms.extend(hangul_terms(word.encode('utf-8')))
         else:
-            terms.append(word)
-    return tuple(term.encode('utf-8') for term in terms)
+            terms.append(word.encode('utf-8'))
+    return tuple(terms)
 
 
 class RunTerms(dict):
@@ -706,8 +718,9 @@ def pack_postings(postings):
 
 def format_lengths(lengths):
     """The index's lengths string for a list of word counts (capped at MAX_CHUNK_LENGTH)."""
-    capped = tuple(map(min, lengths, itertools.repeat(MAX_CHUNK_LENGTH)))
-    return (f'%0{LENGTH_DIGITS}d' * len(capped)) % capped
+    if max(lengths, default=0) > MAX_CHUNK_LENGTH:
+        lengths = list(map(min, lengths, itertools.repeat(MAX_CHUNK_LENGTH)))
+    return (f'%0{LENGTH_DIGITS}d' * len(lengths)) % tuple(lengths)
 
 
 def chunk_length(lengths, chunk):
