@@ -6,7 +6,8 @@ Usage:  python tests/bench_notes.py [--quick] [--runs N] [--corpus DIR] [--scale
 For each scale (1x, 2x, 4x: copies of the corpus side by side) it measures whole
 processes: the floor (walk, read and SHA-256 every note), a cold index, a no-change
 re-index, one changed note, one deleted note, and searches for an English, a Korean
-and a tag-filtered question.  It prints medians with min and max, each also as a
+and a tag-filtered question.  Each run is one round of all of them in that order,
+so that the floor and every measure share the machine's state of the moment.  It prints medians with min and max, each also as a
 ratio to the floor, the peak memory of each child (ru_maxrss from os.wait4) and the
 index size, then checks the targets.  The copy gives every note a front-matter tag
 naming its tldr platform (common, linux, ...) so that the tag filter has work to do.
@@ -94,31 +95,29 @@ def bench_scale(scale, source, workdir, runs):
     tool = [sys.executable, str(TOOL)]
     results = {}
 
-    def measure(name, command, before=None):
-        for _ in range(runs):
-            if before:
-                before()
-            for samples, value in zip(results.setdefault(name, ([], [], [])),
-                                      run_child(command, workdir)):
-                samples.append(value)
-
-    measure('floor', [sys.executable, '-c', FLOOR_SCRIPT, str(corpus)])
-    measure('cold index', tool + ['index', str(corpus), '--out', str(index)],
-            before=lambda: index.unlink() if index.exists() else None)
-    measure('no-change', tool + ['index', str(corpus), '--out', str(index)])
     changed = iter(notes[::max(1, len(notes) // (runs + 1))])
+    deleted = iter(notes[1::max(1, len(notes) // (runs + 1))])
 
     def change_one():
         note = next(changed)
         with open(note, 'a', encoding='utf-8') as handle:
             handle.write('\n- Benchmark edit: a new paragraph.\n')
 
-    measure('one changed', tool + ['index', str(corpus), '--out', str(index)], change_one)
-    deleted = iter(notes[1::max(1, len(notes) // (runs + 1))])
-    measure('one deleted', tool + ['index', str(corpus), '--out', str(index)],
-            lambda: next(deleted).unlink())
-    for name, question in QUESTIONS.items():
-        measure(name, tool + ['search'] + question + ['--index', str(index)])
+    index_command = tool + ['index', str(corpus), '--out', str(index)]
+    measures = [('floor', [sys.executable, '-c', FLOOR_SCRIPT, str(corpus)], None),
+                ('cold index', index_command, lambda: index.unlink() if index.exists() else None),
+                ('no-change', index_command, None),
+                ('one changed', index_command, change_one),
+                ('one deleted', index_command, lambda: next(deleted).unlink())]
+    measures += [(name, tool + ['search'] + question + ['--index', str(index)], None)
+                 for name, question in QUESTIONS.items()]
+    for _ in range(runs):   # rounds: the floor and each measure see the same conditions
+        for name, command, before in measures:
+            if before:
+                before()
+            for samples, value in zip(results.setdefault(name, ([], [], [])),
+                                      run_child(command, workdir)):
+                samples.append(value)
     return results, note_bytes, index.stat().st_size
 
 
