@@ -23,7 +23,6 @@ Exit statuses: 0 the command did its job (also: no hits, notes skipped);
 """
 import argparse
 import binascii
-import bisect
 import collections
 import contextlib
 import errno
@@ -50,7 +49,7 @@ except ImportError:  # not POSIX: fall back to an O_EXCL lock file
 
 TOOL = 'notes_search'
 PROG = 'notes_search.py'
-FORMAT_VERSION = 2          # layout of index.json (1: one JSON object per note)
+FORMAT_VERSION = 3          # layout of index.json (1: one JSON object per note; 2: no words)
 PARSER_VERSION = 2          # chunking rules; the tutorial's parser was 1
 TOKENIZER_VERSION = 1       # word, stop word, particle and bigram rules
 
@@ -60,6 +59,8 @@ DEFAULT_TOP_K = 3
 HEADING_WEIGHT = 2          # a heading word counts as this many body words (tutorial: 2)
 BM25_K1 = 1.2
 BM25_B = 0.75
+NOTE_WEIGHT = 0.5           # a paragraph also scores this share of its whole note's BM25
+MAX_HITS_PER_NOTE = 2       # hits shown from one note while other notes match (0: no limit)
 
 MAX_FILE_SIZE = 10 * 1024 * 1024   # bytes; larger notes are skipped and reported
 SKIP_DIRS = frozenset({'.git', '.hg', '.svn', '__pycache__', 'node_modules', '.tox',
@@ -591,7 +592,7 @@ def post_notes(notes, next_chunk):
     """Number the chunks of notes from next_chunk and collect their postings.
 
     notes is [(relative path, entry, sections)], sections as index_sections gives
-    them; each entry gets its first.  Returns (postings, [body lengths], words)
+    them; each entry gets its first and words (body words).  Returns (postings, [body lengths], words)
     where postings maps each term to ([chunk, once per occurrence], [(first, span,
     count)]), the second list holding runs of chunks under a heading that has the
     term.  Chunk numbers in the first list are decimal strings, for encode_postings.
@@ -599,7 +600,7 @@ def post_notes(notes, next_chunk):
     chunk_lists, heading_lists = collections.defaultdict(list), collections.defaultdict(list)
     lengths, run_terms = [], RunTerms()
     for relative, entry, sections in notes:
-        entry['first'] = next_chunk
+        entry['first'], note_start = next_chunk, len(lengths)
         for path, texts in sections:
             for term, count in count_terms(path[-1] if path else relative, run_terms).items():
                 heading_lists[term].append((next_chunk, len(texts), count))
@@ -609,6 +610,7 @@ def post_notes(notes, next_chunk):
                     chunk_lists[term].append(label)
                 lengths.append(len(terms))
                 next_chunk += 1
+        entry['words'] = sum(lengths[note_start:])
     postings = {term.decode('utf-8'): (chunk_lists.get(term, []), heading_lists.get(term, []))
                 for term in sorted((chunk_lists.keys() | heading_lists.keys()) - STOP_WORD_BYTES)}
     return postings, lengths, sum(lengths)
@@ -640,7 +642,7 @@ def post_notes(notes, next_chunk):
 # A search finds its terms with str.find in one bucket and parses nothing else.
 
 POSTING_RECORDS = re.compile(r'(?:#[0-9]+|\|[^|#\s]+ [0-9:+,;]*)*')
-NOTE_COLUMNS = {'path': str, 'first': int, 'count': int, 'tags': list, 'size': int,
+NOTE_COLUMNS = {'path': str, 'first': int, 'count': int, 'words': int, 'tags': list, 'size': int,
                 'mtime_ns': int, 'sha256': str}
 ENTRY_FIELDS = tuple(NOTE_COLUMNS)[1:]   # a note's entry while indexing: all but its path
 
@@ -1228,7 +1230,7 @@ def refresh_note(path, info, previous, max_file_size, trusted_before_ns):
     text = stored_text(data.decode('utf-8'))
     tags, sections = index_sections(text)
     entry = {'sha256': digest, 'size': info.st_size, 'mtime_ns': mtime_ns, 'tags': tags,
-             'first': 0, 'count': sum(len(texts) for _, texts in sections)}
+             'first': 0, 'count': sum(len(texts) for _, texts in sections), 'words': 0}
     return entry, (text, sections)
 
 
@@ -1544,29 +1546,56 @@ def build_index(root, destination, max_file_size=MAX_FILE_SIZE):
 
 # --- Ranking (BM25) -----------------------------------------------------------
 
-def term_frequencies(segments):
-    """{chunk: body count + HEADING_WEIGHT * heading count} of one term's segments."""
-    numbers, heading = decode_postings(segments)
-    frequencies = collections.Counter(numbers)
-    if HEADING_WEIGHT:
-        for first, span, count in heading:
-            for chunk in range(first, first + span):
-                frequencies[chunk] = frequencies.get(chunk, 0) + HEADING_WEIGHT * count
-    return frequencies
+def bm25(frequency, idf, length, average):
+    """One term's BM25 weight in a text of length words (average: of all such texts)."""
+    norm = BM25_K1 * (1 - BM25_B + BM25_B * length / average)
+    return idf * frequency * (BM25_K1 + 1) / (frequency + norm)
 
 
-def bm25_scores(index, terms):
-    """{chunk number: BM25 score} of the chunks holding any of terms."""
-    chunks, lengths = index['stats']['chunks'], index['lengths']
-    average = max(index['stats']['words'] / max(chunks, 1), 1e-9)
-    scores = {}
+def idf_of(matches, total):
+    """BM25's inverse document frequency of a term found in matches of total texts."""
+    return math.log(1 + (total - matches + 0.5) / (matches + 0.5))
+
+
+def chunk_rows(notes, slots):
+    """[notes row of each chunk number]: -1 before the first note; a number left unused
+    after a note maps to that note (no posting names one)."""
+    firsts = notes['first']
+    spans = map(operator.sub, firsts[1:] + [slots], firsts)
+    before = itertools.repeat(-1, firsts[0] if firsts else slots)
+    return list(itertools.chain(before, *map(itertools.repeat, range(len(firsts)), spans)))
+
+
+def bm25_scores(index, terms, rows):
+    """{chunk number: BM25 score} of the chunks holding any of terms; rows is chunk_rows.
+
+    A chunk's score is its own BM25 plus NOTE_WEIGHT times its note's, the note
+    being scored as one text (its body words, each heading's words once), so that a
+    paragraph of a note about the question outranks a stray short match elsewhere.
+    """
+    stats, notes, lengths = index['stats'], index['notes'], index['lengths']
+    chunk_average = max(stats['words'] / max(stats['chunks'], 1), 1e-9)
+    note_average = max(stats['words'] / max(len(notes['first']), 1), 1e-9)
+    scores, note_scores = {}, {}
     for term in terms:
-        frequencies = term_frequencies(find_postings(index['postings'], term))
-        idf = math.log(1 + (chunks - len(frequencies) + 0.5) / (len(frequencies) + 0.5))
+        numbers, heading = decode_postings(find_postings(index['postings'], term))
+        frequencies = collections.Counter(numbers)
+        note_frequencies = collections.Counter(map(rows.__getitem__, numbers))
+        for first, span, count in heading if HEADING_WEIGHT else ():
+            for chunk in range(first, first + span):
+                frequencies[chunk] += HEADING_WEIGHT * count
+            note_frequencies[rows[first]] += HEADING_WEIGHT * count
+        idf = idf_of(len(frequencies), stats['chunks'])
         for chunk, frequency in frequencies.items():
-            norm = BM25_K1 * (1 - BM25_B + BM25_B * chunk_length(lengths, chunk) / average)
-            scores[chunk] = scores.get(chunk, 0.0) + idf * frequency * (BM25_K1 + 1) / (
-                frequency + norm)
+            scores[chunk] = scores.get(chunk, 0.0) + bm25(
+                frequency, idf, chunk_length(lengths, chunk), chunk_average)
+        idf = idf_of(len(note_frequencies), len(notes['first']))
+        for row, frequency in note_frequencies.items():
+            note_scores[row] = note_scores.get(row, 0.0) + bm25(
+                frequency, idf, notes['words'][row], note_average)
+    if NOTE_WEIGHT:
+        for chunk in scores:
+            scores[chunk] += NOTE_WEIGHT * note_scores.get(rows[chunk], 0.0)
     return scores
 
 
@@ -1583,27 +1612,42 @@ def corrupt_index(detail):
     return NotesError(f'index file is corrupt ({detail}){REBUILD_ADVICE}')
 
 
+def least_crowded(candidates, limit):
+    """The `limit` smallest (-score, path, number) candidates, taking at most
+    MAX_HITS_PER_NOTE from one note unless too few other notes match."""
+    if not MAX_HITS_PER_NOTE:
+        return heapq.nsmallest(limit, candidates)
+    heapq.heapify(candidates)
+    best, crowded, per_note = [], [], collections.Counter()
+    while candidates and len(best) < limit:
+        candidate = heapq.heappop(candidates)
+        per_note[candidate[1]] += 1
+        (best if per_note[candidate[1]] <= MAX_HITS_PER_NOTE else crowded).append(candidate)
+    return sorted(best + crowded[:limit - len(best)])
+
+
 def rank(index, question, tags=(), paths=(), limit=DEFAULT_TOP_K):
     """The best `limit` chunks for question among notes having all tags and matching paths."""
+    notes = index['notes']
+    rows = chunk_rows(notes, index['slots'])
     try:
-        scores = bm25_scores(index, query_terms(question))
+        scores = bm25_scores(index, query_terms(question), rows)
     except (ValueError, IndexError):
         raise corrupt_index('bad postings') from None
     wanted_tags = {tag.lower().lstrip('#') for tag in tags}
-    notes = index['notes']
     names, firsts, counts, note_tags = notes['path'], notes['first'], notes['count'], notes['tags']
     allowed, candidates = {}, []
     for chunk, score in scores.items():
         if score <= 0:
             continue
-        row = bisect.bisect_right(firsts, chunk) - 1
+        row = rows[chunk]
         if row < 0 or chunk >= firsts[row] + counts[row]:
             raise corrupt_index('postings name a missing chunk')
         if (wanted_tags or paths) and row not in allowed:
             allowed[row] = wanted_tags.issubset(note_tags[row]) and path_allowed(names[row], paths)
         if allowed.get(row, True):
             candidates.append((-score, names[row], chunk - firsts[row]))
-    best = heapq.nsmallest(limit, candidates)
+    best = least_crowded(candidates, limit)
     texts = stored_texts(index, {relative for _, relative, _ in best})
     hits, parsed = [], {}
     for negative_score, relative, number in best:

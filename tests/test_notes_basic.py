@@ -255,6 +255,27 @@ class TutorialApiTests(TempDirCase):
         self.assertEqual(ns.search(self.index, '검색엔진')[0]['path'], 'engine.md')
         self.assertEqual(ns.search(self.index, '캐시를', 'rag')[0]['id'], 'cache.md:L5')
 
+    def test_a_paragraph_scores_with_its_note(self):
+        self.write('a-misc.md', '# Misc\n\nstop the service\n\n'
+                   'buy milk, eggs, bread and butter for the long weekend trip\n')
+        self.write('z-ops.md', '# Ops\n\nstop the service\n\nservice restarts\n\nservice logs\n')
+        ns.build_index(self.root, self.index)
+        self.assertEqual(ns.search(self.index, 'stop service')[0]['path'], 'z-ops.md')
+        with mock.patch.object(ns, 'NOTE_WEIGHT', 0):   # the same paragraph ties: path order
+            self.assertEqual(ns.search(self.index, 'stop service')[0]['path'], 'a-misc.md')
+
+    def test_one_note_does_not_fill_the_results(self):
+        self.write('big.md', '# Deploy\n\ndeploy the app\n\ndeploy app again\n\ndeploy app rollback\n')
+        self.write('small.md', '# Friday\n\nwe deploy on fridays\n')
+        ns.build_index(self.root, self.index)
+        paths = [hit['path'] for hit in ns.search(self.index, 'deploy app')]
+        self.assertEqual(paths, ['big.md', 'big.md', 'small.md'])
+        self.assertEqual([hit['path'] for hit in ns.search(self.index, 'deploy app',
+                                                          paths=['big.md'])], ['big.md'] * 3)
+        with mock.patch.object(ns, 'MAX_HITS_PER_NOTE', 0):
+            self.assertEqual([hit['path'] for hit in ns.search(self.index, 'deploy app')],
+                             ['big.md'] * 3)
+
     def test_api_search_filters(self):
         self.write('both.md', '---\ntags: [rag, reading]\n---\n캐시 둘 다\n')
         ns.build_index(self.root, self.index)
