@@ -620,9 +620,9 @@ def post_notes(notes, next_chunk):
 #
 # index.json (ASCII JSON) holds, besides the tool and version fields and the
 # skipped notes, only a few big values, since JSON parses per value:
-#   notes:    columns {path, first, count, tags, size, mtime_ns, sha256}, one row
-#             per note in chunk order; a note's chunks are numbers first ..
-#             first+count-1
+#   notes:    columns {path, first, count, words, tags, size, mtime_ns, sha256},
+#             one row per note in chunk order; a note's chunks are numbers first ..
+#             first+count-1, and words counts their body words
 #   texts:    TEXT_BUCKETS strings; the notes whose crc32(path) falls in a bucket
 #             are stored there as 'path\0text\0' records, zlib-compressed and in
 #             base64, one part per worker (space-separated).  A search decompresses
@@ -639,9 +639,11 @@ def post_notes(notes, next_chunk):
 #             written by several workers has '#base' before the records of each
 #             later worker; their numbers count from base, and a term may then
 #             have one record per worker.
+#   checksum: the last key: crc32 of the file's bytes before ',"checksum":', so that
+#             `index` notices any damage without parsing the postings or texts.
 # A search finds its terms with str.find in one bucket and parses nothing else.
 
-POSTING_RECORDS = re.compile(r'(?:#[0-9]+|\|[^|#\s]+ [0-9:+,;]*)*')
+CHECKSUM_KEY = b',"checksum":'
 NOTE_COLUMNS = {'path': str, 'first': int, 'count': int, 'words': int, 'tags': list, 'size': int,
                 'mtime_ns': int, 'sha256': str}
 ENTRY_FIELDS = tuple(NOTE_COLUMNS)[1:]   # a note's entry while indexing: all but its path
@@ -945,8 +947,12 @@ def check_index(document, path, advice=REBUILD_ADVICE):
     check_notes(document['notes'], slots, bad)
 
 
-def load_index(path, advice=REBUILD_ADVICE):
-    """Read and check an index file; raise NotesError saying why it cannot be used."""
+def load_index(path, advice=REBUILD_ADVICE, verify=False):
+    """Read and check an index file; raise NotesError saying why it cannot be used.
+
+    verify also compares the file's checksum (`index` does, before it carries the
+    index forward; a search needs not: damage it meets is reported as it is met).
+    """
     try:
         with open(path, 'rb') as file:
             data = file.read()
@@ -961,6 +967,10 @@ def load_index(path, advice=REBUILD_ADVICE):
     except ValueError as error:
         raise NotesError(f'index file is corrupt: {path} ({error}){advice}') from None
     check_index(document, path, advice)
+    if verify:
+        end = data.rfind(CHECKSUM_KEY)
+        if end < 0 or zlib.crc32(memoryview(data)[:end]) != document.get('checksum'):
+            raise NotesError(f'index file is corrupt: {path} (checksum){advice}')
     return document
 
 
@@ -1145,7 +1155,11 @@ def write_index(index_path, document):
 
     The JSON is compact and ASCII (see json_object).
     """
-    pieces = json_object(document)
+    pieces = list(json_object(document))[:-1]   # all but the closing brace
+    checksum = 0
+    for piece in pieces:
+        checksum = zlib.crc32(piece, checksum)
+    pieces.append(CHECKSUM_KEY + b'%d}' % checksum)
     try:
         mode = stat.S_IMODE(os.stat(index_path).st_mode)
     except FileNotFoundError:
@@ -1191,11 +1205,9 @@ def previous_index(index_path, root_path, shown_path):
     if not os.path.lexists(index_path):
         return None, None
     try:
-        old = load_index(shown_path, advice='')
+        old = load_index(shown_path, advice='', verify=True)
     except NotesError as error:
         return None, f'{error}; {REBUILDING}'
-    if not all(POSTING_RECORDS.fullmatch(bucket) for bucket in old['postings']):
-        return None, f'index file is malformed: {shown_path} (postings); {REBUILDING}'
     if old['root'] != root_path:
         return None, None
     return old, None

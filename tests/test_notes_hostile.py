@@ -412,6 +412,19 @@ class CorruptIndexTests(TempDirCase):
         index.write_text(json.dumps(document), encoding='utf-8')
         self.assert_one_error_line(run_cli('search', 'cache', cwd=self.tmp), contains='corrupt')
 
+    def test_one_changed_byte_is_noticed_by_index(self):
+        index = valid_index(self.tmp)
+        data = index.read_bytes()
+        at = data.index(b'|cache ') + len(b'|cache ')   # a chunk number: still valid JSON
+        index.write_bytes(data[:at] + (b'1' if data[at:at + 1] != b'1' else b'2') + data[at + 1:])
+        rebuilt = run_cli('index', 'notes', cwd=self.tmp)
+        self.assertEqual(rebuilt.returncode, 0, rebuilt.stderr)
+        self.assertEqual(rebuilt.stdout, '갱신 파일: 2, 제거 파일: 0\n')
+        self.assertIn('(checksum)', rebuilt.stderr)
+        self.assertIn('rebuilding it from scratch', rebuilt.stderr)
+        unchanged = run_cli('index', 'notes', cwd=self.tmp)
+        self.assertEqual((unchanged.stdout, unchanged.stderr), ('갱신 파일: 0, 제거 파일: 0\n', ''))
+
     def test_damaged_stored_texts_are_refused_on_search_and_rebuilt(self):
         index = valid_index(self.tmp)
         document = json.loads(index.read_text(encoding='utf-8'))
