@@ -87,6 +87,8 @@ LOCK_TIMEOUT = 60.0         # seconds to wait for another `index` run
 LOCK_POLL = 0.05
 LOCK_STALE_AGE = 600.0      # without fcntl: a lock file older than this is abandoned
 RACY_MTIME_NS = 2 * 10 ** 9  # an mtime this close to the run is not trusted next time
+RESTAT_REWRITE_NOTES = 100  # notes touched but unchanged that are worth rewriting the index
+                            # for; fewer are hashed again by the next run instead
 PROGRESS_INTERVAL = 0.2     # seconds between progress lines on a terminal
 
 REBUILD_ADVICE = "; rebuild it with 'notes_search.py index'"
@@ -1519,9 +1521,9 @@ def update_locked(root_path, index_path, shown_path, lock_fd, trusted_before_ns,
         files, parsed, more_skipped = refresh_notes(
             notes, previous, max_file_size, trusted_before_ns, strict, progress)
         changed = len(parsed)
+        touched = sum(files[relative] is not previous.get(relative) for relative in files)
         unchanged = (not parsed and files.keys() == previous.keys()
-                     and all(files[relative] is previous[relative] for relative in files)
-                     and skipped + more_skipped == old['skipped'])
+                     and touched < RESTAT_REWRITE_NOTES and skipped + more_skipped == old['skipped'])
         try:
             buckets, lengths, slots, stats, texts = refreshed_postings(
                 old, previous, files, parsed)

@@ -309,7 +309,12 @@ class IncrementalTests(TempDirCase):
         os.utime(note, ns=(old, old))
         ns.build_index(self.tmp / 'notes', self.index_path())
         os.utime(note, ns=(old + 10 ** 9, old + 10 ** 9))
+        written = self.index_path().stat().st_mtime_ns
         self.assertEqual(ns.build_index(self.tmp / 'notes', self.index_path()), (0, 0))
+        self.assertEqual(self.index_path().stat().st_mtime_ns, written)   # one touch: no rewrite
+        self.assertEqual(stored_entries(self.index_path())['a.md']['mtime_ns'], old)
+        with mock.patch.object(ns, 'RESTAT_REWRITE_NOTES', 1):
+            self.assertEqual(ns.build_index(self.tmp / 'notes', self.index_path()), (0, 0))
         stored = stored_entries(self.index_path())['a.md']
         self.assertEqual(stored['mtime_ns'], old + 10 ** 9)
 
