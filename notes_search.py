@@ -289,12 +289,14 @@ def front_matter(lines):
         line = lines[end]
         if line.rstrip() in ('---', '...'):
             return tags, end + 1
-        key, item = YAML_KEY.match(line), YAML_ITEM.match(line)
+        key = YAML_KEY.match(line)
         if key:
             in_tags = key.group(1).lower() == 'tags'
             if in_tags:
                 tags += tag_list(key.group(2))
-        elif item:
+            continue
+        item = YAML_ITEM.match(line)
+        if item:
             if in_tags:
                 tags += tag_list(item.group(1) or '')
         elif not YAML_OTHER.match(line):
@@ -411,7 +413,7 @@ def plain_body(text):
             lines = text.split('\n')
             tags, first_body_line = front_matter(lines[:-1])
     if first_body_line:   # the body, from the '\n' that ends the front matter
-        body = text[len('\n'.join(lines[:first_body_line])):]
+        body = text[sum(map(len, lines[:first_body_line])) + first_body_line - 1:]
     else:
         body = '\n' + text
     if any(map(body.__contains__, PLAIN_BODY_BREAKERS)) or SETEXT_OR_BREAK.search(body):
@@ -594,10 +596,11 @@ def post_notes(notes, next_chunk):
     """Number the chunks of notes from next_chunk and collect their postings.
 
     notes is [(relative path, entry, sections)], sections as index_sections gives
-    them; each entry gets its first and words (body words).  Returns (postings, [body lengths], words)
-    where postings maps each term to ([chunk, once per occurrence], [(first, span,
-    count)]), the second list holding runs of chunks under a heading that has the
-    term.  Chunk numbers in the first list are decimal strings, for encode_postings.
+    them; each entry gets its first and words (its body words).  Returns (postings,
+    [body lengths], words) where postings maps each term to ([chunk, once per
+    occurrence], [(first, span, count)]), the second list holding runs of chunks
+    under a heading that has the term.  Chunk numbers in the first list are decimal
+    strings, for encode_postings.
     """
     chunk_lists, heading_lists = collections.defaultdict(list), collections.defaultdict(list)
     lengths, run_terms = [], RunTerms()
@@ -678,9 +681,10 @@ def encode_postings(numbers, heading):
 
     The chunk numbers in numbers are decimal strings (see post_notes).
     """
-    heading_text = ','.join(f'{first}+{span}' + (f':{count}' if count != 1 else '')
-                            for first, span, count in heading)
-    return ','.join(numbers) + (';' + heading_text if heading_text else '')
+    if not heading:
+        return ','.join(numbers)
+    return ','.join(numbers) + ';' + ','.join(
+        f'{first}+{span}' + (f':{count}' if count != 1 else '') for first, span, count in heading)
 
 
 def find_postings(buckets, term):
