@@ -513,8 +513,9 @@ ASCII_FOLD = bytes(code + 32 if 65 <= code <= 90
                    else 32 for code in range(256))
 WORD = re.compile(r'[가-힣]+|[^\W_가-힣]+')
 HANGUL_FIRST, HANGUL_LAST = '가', '힣'
-HANGUL_BYTES = re.compile(rb'(?:\xea[\xb0-\xbf][\x80-\xbf]|[\xeb\xec][\x80-\xbf][\x80-\xbf]'
-                          rb'|\xed[\x80-\x9d][\x80-\xbf]|\xed\x9e[\x80-\xa3])+')   # 가-힣 in UTF-8
+HANGUL_BYTES = re.compile(   # a run of 가-힣 in UTF-8
+    rb'(?:\xea[\xb0-\xbf][\x80-\xbf]|[\xeb\xec][\x80-\xbf][\x80-\xbf]'
+    rb'|\xed[\x80-\x9d][\x80-\xbf]|\xed\x9e[\x80-\xa3])+')
 SYLLABLE_BYTES = 3          # every Hangul syllable is three bytes in UTF-8
 PARTICLE_BYTES = frozenset(particle.encode('utf-8') for particle in KOREAN_PARTICLES)
 STOP_WORD_BYTES = frozenset(word.encode('ascii') for word in STOP_WORDS)
@@ -649,8 +650,8 @@ def post_notes(notes, next_chunk):
 # A search finds its terms with str.find in one bucket and parses nothing else.
 
 CHECKSUM_KEY = b',"checksum":'
-NOTE_COLUMNS = {'path': str, 'first': int, 'count': int, 'words': int, 'tags': list, 'size': int,
-                'mtime_ns': int, 'sha256': str}
+NOTE_COLUMNS = {'path': str, 'first': int, 'count': int, 'words': int, 'tags': list,
+                'size': int, 'mtime_ns': int, 'sha256': str}
 ENTRY_FIELDS = tuple(NOTE_COLUMNS)[1:]   # a note's entry while indexing: all but its path
 
 
@@ -1527,7 +1528,8 @@ def update_locked(root_path, index_path, shown_path, lock_fd, trusted_before_ns,
         changed = len(parsed)
         touched = sum(files[relative] is not previous.get(relative) for relative in files)
         unchanged = (not parsed and files.keys() == previous.keys()
-                     and touched < RESTAT_REWRITE_NOTES and skipped + more_skipped == old['skipped'])
+                     and touched < RESTAT_REWRITE_NOTES
+                     and skipped + more_skipped == old['skipped'])
         try:
             buckets, lengths, slots, stats, texts = refreshed_postings(
                 old, previous, files, parsed)

@@ -186,6 +186,16 @@ class TokenTests(unittest.TestCase):
         self.assertEqual(set(ns.analyze('책')), {'책'})
         self.assertEqual(set(ns.analyze('회의')), {'회의'})
 
+    def test_hangul_next_to_other_letters(self):
+        # Runs mixing Hangul with compatibility jamo, Hanja or Latin take the slow path;
+        # the fast path must agree with it on every Hangul syllable and its neighbours.
+        self.assertEqual(set(ns.analyze('ㄱ캐시를 漢字캐시 abc검색엔진의')),
+                         {'ㄱ', '캐시', '漢字', 'abc', '검색', '색엔', '엔진'})
+        for code in (0xABC0, 0xAC00, 0xD7A3, 0xD7B0):   # letters just outside 가-힣, and its ends
+            text = chr(code) * 3
+            self.assertEqual(set(ns.analyze(text)),
+                             {text[:2]} if 0xAC00 <= code <= 0xD7A3 else {text}, hex(code))
+
     def test_particle_glued_to_latin_word_is_dropped(self):
         self.assertEqual(set(ns.analyze('`api`를 SHA-256을')), {'api', 'sha', '256'})
 
