@@ -835,9 +835,10 @@ def updated_postings(old, files, parsed, dead):
     """Carry the old postings forward: drop the dead notes' chunks, append the parsed ones.
 
     dead is [(relative path, old entry)]; parsed maps paths to new (text, sections).
-    Returns (buckets, lengths, slots, stats) for the new index.
+    Only the buckets holding a term of a dead or parsed note are unpacked and packed
+    again; the others are kept as they are.  Returns (buckets, lengths, slots,
+    stats) for the new index.
     """
-    postings = unpack_postings(old['postings'])
     dead_texts = stored_texts(old, [relative for relative, _ in dead])
     dead_chunks, dead_terms, words = set(), set(), old['stats']['words']
     for relative, entry in dead:
@@ -846,20 +847,30 @@ def updated_postings(old, files, parsed, dead):
             [scanned_note(relative, dict(entry), dead_texts[relative])], 0)
         dead_terms.update(dead_postings)
         words -= dead_words
+    added, lengths, added_words = post_notes(
+        [(relative, files[relative], sections) for relative, (_, sections) in parsed.items()],
+        old['slots'])
+    if len(old['postings']) == POSTING_BUCKETS:
+        touched = {bucket_of(term, POSTING_BUCKETS) for term in dead_terms | added.keys()}
+        buckets = list(old['postings'])
+        postings = unpack_postings(buckets[bucket] for bucket in touched)
+    else:   # made with another number of buckets: all are unpacked and packed again
+        touched, buckets = range(POSTING_BUCKETS), [''] * POSTING_BUCKETS
+        postings = unpack_postings(old['postings'])
     for term in dead_terms.intersection(postings):
         numbers, heading = decode_postings(postings[term])
         postings[term] = [(0, encode_postings(
             [str(chunk) for chunk in numbers if chunk not in dead_chunks],
             [run for run in heading if run[0] not in dead_chunks]))]
-    added, lengths, added_words = post_notes(
-        [(relative, files[relative], sections) for relative, (_, sections) in parsed.items()],
-        old['slots'])
     for term, (new_numbers, new_heading) in added.items():
         numbers, heading = decode_postings(postings.get(term, ()))
         postings[term] = [(0, encode_postings(list(map(str, numbers)) + new_numbers,
                                               heading + new_heading))]
+    packed = pack_postings(postings)
+    for bucket in touched:
+        buckets[bucket] = packed[bucket]
     live = sum(entry['count'] for entry in files.values())
-    return (pack_postings(postings), old['lengths'] + format_lengths(lengths),
+    return (buckets, old['lengths'] + format_lengths(lengths),
             old['slots'] + len(lengths), {'chunks': live, 'words': words + added_words})
 
 
