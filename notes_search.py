@@ -49,7 +49,7 @@ except ImportError:  # not POSIX: fall back to an O_EXCL lock file
 
 TOOL = 'notes_search'
 PROG = 'notes_search.py'
-FORMAT_VERSION = 3          # layout of index.json (1: one JSON object per note; 2: no words)
+FORMAT_VERSION = 3          # index.json layout (1: an object per note; 2: no words, no checksum)
 PARSER_VERSION = 2          # chunking rules; the tutorial's parser was 1
 TOKENIZER_VERSION = 1       # word, stop word, particle and bigram rules
 
