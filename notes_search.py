@@ -1598,12 +1598,9 @@ def chunk_rows(notes, slots):
 
 
 def bm25_scores(index, terms, rows):
-    """{chunk number: BM25 score} of the chunks holding any of terms; rows is chunk_rows.
-
-    A chunk's score is its own BM25 plus NOTE_WEIGHT times its note's, the note
-    being scored as one text (its body words, each heading's words once), so that a
-    paragraph of a note about the question outranks a stray short match elsewhere.
-    """
+    """({chunk number: BM25}, {notes row: BM25}) of the chunks and notes holding any of
+    terms; rows is chunk_rows.  A note is scored as one text: its body words, and each
+    heading's words once."""
     stats, notes, lengths = index['stats'], index['notes'], index['lengths']
     chunk_average = max(stats['words'] / max(stats['chunks'], 1), 1e-9)
     note_average = max(stats['words'] / max(len(notes['first']), 1), 1e-9)
@@ -1624,10 +1621,7 @@ def bm25_scores(index, terms, rows):
         for row, frequency in note_frequencies.items():
             note_scores[row] = note_scores.get(row, 0.0) + bm25(
                 frequency, idf, notes['words'][row], note_average)
-    if NOTE_WEIGHT:
-        for chunk in scores:
-            scores[chunk] += NOTE_WEIGHT * note_scores.get(rows[chunk], 0.0)
-    return scores
+    return scores, note_scores
 
 
 def path_allowed(relative, patterns):
@@ -1658,22 +1652,27 @@ def least_crowded(candidates, limit):
 
 
 def rank(index, question, tags=(), paths=(), limit=DEFAULT_TOP_K):
-    """The best `limit` chunks for question among notes having all tags and matching paths."""
+    """The best `limit` chunks for question among notes having all tags and matching paths.
+
+    A chunk scores its own BM25 plus NOTE_WEIGHT times its note's, so that a paragraph
+    of a note about the question outranks a stray short match elsewhere.
+    """
     notes = index['notes']
     rows = chunk_rows(notes, index['slots'])
     try:
-        scores = bm25_scores(index, query_terms(question), rows)
+        scores, note_scores = bm25_scores(index, query_terms(question), rows)
     except (ValueError, IndexError):
         raise corrupt_index('bad postings') from None
     wanted_tags = {tag.lower().lstrip('#') for tag in tags}
     names, firsts, counts, note_tags = notes['path'], notes['first'], notes['count'], notes['tags']
     allowed, candidates = {}, []
     for chunk, score in scores.items():
-        if score <= 0:
-            continue
         row = rows[chunk]
         if row < 0 or chunk >= firsts[row] + counts[row]:
             raise corrupt_index('postings name a missing chunk')
+        score += NOTE_WEIGHT * note_scores.get(row, 0.0)
+        if score <= 0:
+            continue
         if (wanted_tags or paths) and row not in allowed:
             allowed[row] = wanted_tags.issubset(note_tags[row]) and path_allowed(names[row], paths)
         if allowed.get(row, True):
