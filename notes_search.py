@@ -647,12 +647,21 @@ def post_notes(notes, next_chunk):
 #             have one record per worker.
 #   checksum: the last key: crc32 of the file's bytes before ',"checksum":', so that
 #             `index` notices any damage without parsing the postings or texts.
-# A search finds its terms with str.find in one bucket and parses nothing else.
+# A search parses the notes columns it needs and the few buckets that hold its
+# terms and hits (see lazy_document), and finds its terms with str.find.
 
 CHECKSUM_KEY = b',"checksum":'
 NOTE_COLUMNS = {'path': str, 'first': int, 'count': int, 'words': int, 'tags': list,
                 'size': int, 'mtime_ns': int, 'sha256': str}
 ENTRY_FIELDS = tuple(NOTE_COLUMNS)[1:]   # a note's entry while indexing: all but its path
+SEARCH_COLUMNS = ('path', 'first', 'count', 'words', 'tags')   # the columns before 'size'
+# Where a search cuts the file; none of these can occur inside a JSON string (its
+# quotes are escaped), so each is found where write_index put it.
+FILE_COLUMNS_KEY = b',"size":['
+AFTER_NOTES_KEY = b',"skipped":'
+POSTINGS_KEY = b',"postings":["'
+TEXTS_KEY = b'"],"texts":["'
+STRINGS_END = b'"]' + CHECKSUM_KEY
 
 
 def bucket_of(term, buckets):
@@ -914,12 +923,14 @@ def note_entries(columns):
             for relative, *values in zip(*(columns[name] for name in NOTE_COLUMNS))}
 
 
-def check_notes(notes, slots, bad):
-    """Raise bad(detail) unless notes holds NOTE_COLUMNS of one length, chunk ranges in order."""
-    columns = [notes.get(name) for name in NOTE_COLUMNS]
+def check_notes(notes, slots, bad, names=tuple(NOTE_COLUMNS)):
+    """Raise bad(detail) unless notes holds the columns names (of NOTE_COLUMNS), all of
+    one length, and chunk ranges in order."""
+    columns = [notes.get(name) for name in names]
     if any(type(column) is not list for column in columns) or len(set(map(len, columns))) > 1:
-        raise bad('"notes" needs columns of equal length: ' + ', '.join(NOTE_COLUMNS))
-    for (name, kind), column in zip(NOTE_COLUMNS.items(), columns):
+        raise bad('"notes" needs columns of equal length: ' + ', '.join(names))
+    for name, column in zip(names, columns):
+        kind = NOTE_COLUMNS[name]
         if not set(map(type, column)) <= {kind}:
             raise bad(f'"notes" column "{name}" holds something not {kind.__name__}')
     if not set(map(type, itertools.chain.from_iterable(notes['tags']))) <= {str}:
@@ -934,7 +945,8 @@ def check_notes(notes, slots, bad):
 
 
 def check_index(document, path, advice=REBUILD_ADVICE):
-    """Raise NotesError unless document is a well-formed index of this tool's format."""
+    """Raise NotesError unless document is a well-formed index of this tool's format
+    (or, from lazy_document, the part of one that a search reads)."""
     def bad(detail):
         return NotesError(f'index file is malformed: {path} ({detail}){advice}')
 
@@ -951,25 +963,74 @@ def check_index(document, path, advice=REBUILD_ADVICE):
     for key, kind in (('parser_version', int), ('tokenizer_version', int), ('root', str),
                       ('notes', dict), ('skipped', list), ('postings', list), ('texts', list),
                       ('lengths', str), ('slots', int), ('stats', dict)):
-        if type(document.get(key)) is not kind:
+        if type(document.get(key)) not in (kind, LazyStrings if kind is list else kind):
             raise bad(f'"{key}" missing or not {kind.__name__}')
     slots = document['slots']
     if len(document['lengths']) != slots * LENGTH_DIGITS:
         raise bad('"lengths" does not match "slots"')
-    for key in ('postings', 'texts'):
-        if not document[key] or not set(map(type, document[key])) <= {str}:
+    for key in ('postings', 'texts'):   # LazyStrings are strings (or errors) when read
+        strings = document[key]
+        if not len(strings) or (type(strings) is list and not set(map(type, strings)) <= {str}):
             raise bad(f'"{key}" is not a list of strings')
     stats = document['stats']
     if type(stats.get('chunks')) is not int or type(stats.get('words')) is not int:
         raise bad('"stats" needs integer "chunks" and "words"')
-    check_notes(document['notes'], slots, bad)
+    lazy = type(document['postings']) is LazyStrings
+    check_notes(document['notes'], slots, bad, SEARCH_COLUMNS if lazy else tuple(NOTE_COLUMNS))
+
+
+class LazyStrings:
+    """A JSON list of strings left unparsed in an index file's bytes; each string is
+    decoded when it is read, so a search pays only for the buckets it reads."""
+
+    def __init__(self, data, start, end):
+        """data[start:end] holds the list's strings without its outer quotes."""
+        self.data, self.spans = data, []
+        while True:
+            comma = data.find(b'","', start, end)
+            self.spans.append((start, end if comma < 0 else comma))
+            if comma < 0:
+                break
+            start = comma + 3
+
+    def __len__(self):
+        return len(self.spans)
+
+    def __getitem__(self, number):
+        """The string `number`; ValueError when it is not valid JSON."""
+        start, end = self.spans[number]
+        return json.loads(self.data[start - 1:end + 1])
+
+
+def lazy_document(data):
+    """The index in data as a search reads it: notes without the columns past
+    SEARCH_COLUMNS, postings and texts as LazyStrings.  None when data is not laid
+    out as write_index lays it out (json.loads of all of it then says why)."""
+    postings = data.find(POSTINGS_KEY)
+    if postings < 0:
+        return None
+    texts = data.find(TEXTS_KEY, postings)
+    end = data.rfind(STRINGS_END, texts)
+    file_columns = data.find(FILE_COLUMNS_KEY, 0, postings)
+    after_notes = data.find(AFTER_NOTES_KEY, file_columns, postings)
+    if min(texts, end, file_columns, after_notes) < 0:
+        return None
+    try:   # the notes columns end at file_columns, the rest of the head at postings
+        document = json.loads(b'}'.join((data[:file_columns], data[after_notes:postings], b'')))
+    except ValueError:
+        return None
+    if isinstance(document, dict):
+        document['postings'] = LazyStrings(data, postings + len(POSTINGS_KEY), texts)
+        document['texts'] = LazyStrings(data, texts + len(TEXTS_KEY), end)
+    return document
 
 
 def load_index(path, advice=REBUILD_ADVICE, verify=False):
     """Read and check an index file; raise NotesError saying why it cannot be used.
 
-    verify also compares the file's checksum (`index` does, before it carries the
-    index forward; a search needs not: damage it meets is reported as it is met).
+    verify parses all of it and compares the file's checksum (`index` does, before
+    it carries the index forward).  Otherwise only what a search reads is parsed
+    (see lazy_document), and damage is reported where a search meets it.
     """
     try:
         with open(path, 'rb') as file:
@@ -980,8 +1041,10 @@ def load_index(path, advice=REBUILD_ADVICE, verify=False):
         raise NotesError(f'index path is a directory: {path}') from None
     except OSError as error:
         raise NotesError(f'cannot read index file {path}: {error.strerror or error}') from None
+    document = None if verify else lazy_document(data)
     try:
-        document = json.loads(data)
+        if document is None:
+            document = json.loads(data)
     except ValueError as error:
         raise NotesError(f'index file is corrupt: {path} ({error}){advice}') from None
     check_index(document, path, advice)
