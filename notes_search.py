@@ -49,7 +49,8 @@ except ImportError:  # not POSIX: fall back to an O_EXCL lock file
 
 TOOL = 'notes_search'
 PROG = 'notes_search.py'
-FORMAT_VERSION = 3          # index.json layout (1: an object per note; 2: no words, no checksum)
+FORMAT_VERSION = 4          # index.json layout (1: an object per note; 2: no words, no checksum;
+                            # 3: no layout)
 PARSER_VERSION = 2          # chunking rules; the tutorial's parser was 1
 TOKENIZER_VERSION = 1       # word, stop word, particle and bigram rules
 
@@ -645,23 +646,27 @@ def post_notes(notes, next_chunk):
 #             written by several workers has '#base' before the records of each
 #             later worker; their numbers count from base, and a term may then
 #             have one record per worker.
+#   layout:   {head: [offset of ',"size":[', offset of ',"skipped":', offset of the
+#             first posting string], postings: [byte size of each posting string],
+#             texts: [byte size of each text string]}, so that a search reads
+#             only the notes columns it needs and the few strings that hold its
+#             terms and hits (see laid_out_index), and finds its terms with str.find.
 #   checksum: the last key: crc32 of the file's bytes before ',"checksum":', so that
 #             `index` notices any damage without parsing the postings or texts.
-# A search parses the notes columns it needs and the few buckets that hold its
-# terms and hits (see lazy_document), and finds its terms with str.find.
 
 CHECKSUM_KEY = b',"checksum":'
 NOTE_COLUMNS = {'path': str, 'first': int, 'count': int, 'words': int, 'tags': list,
                 'size': int, 'mtime_ns': int, 'sha256': str}
 ENTRY_FIELDS = tuple(NOTE_COLUMNS)[1:]   # a note's entry while indexing: all but its path
 SEARCH_COLUMNS = ('path', 'first', 'count', 'words', 'tags')   # the columns before 'size'
-# Where a search cuts the file; none of these can occur inside a JSON string (its
-# quotes are escaped), so each is found where write_index put it.
+# The bytes around the places where a search cuts the file (see laid_out_index);
+# none of them can occur inside a JSON string, whose quotes are escaped.
 FILE_COLUMNS_KEY = b',"size":['
 AFTER_NOTES_KEY = b',"skipped":'
 POSTINGS_KEY = b',"postings":["'
 TEXTS_KEY = b'"],"texts":["'
-STRINGS_END = b'"]' + CHECKSUM_KEY
+LAYOUT_KEY = b'"],"layout":'
+LAYOUT_TAIL = 1 << 16       # bytes at the end of the file read for the layout
 
 
 def bucket_of(term, buckets):
@@ -946,7 +951,7 @@ def check_notes(notes, slots, bad, names=tuple(NOTE_COLUMNS)):
 
 def check_index(document, path, advice=REBUILD_ADVICE):
     """Raise NotesError unless document is a well-formed index of this tool's format
-    (or, from lazy_document, the part of one that a search reads)."""
+    (or, from laid_out_index, the part of one that a search reads)."""
     def bad(detail):
         return NotesError(f'index file is malformed: {path} ({detail}){advice}')
 
@@ -980,85 +985,120 @@ def check_index(document, path, advice=REBUILD_ADVICE):
 
 
 class LazyStrings:
-    """A JSON list of strings left unparsed in an index file's bytes; each string is
-    decoded when it is read, so a search pays only for the buckets it reads."""
+    """The posting or text strings of an open index file, each read and decoded when
+    a search asks for it (see laid_out_index)."""
 
-    def __init__(self, data, start, end):
-        """data[start:end] holds the list's strings without its outer quotes; ValueError
-        when a quote there is not one of the '","' between strings."""
-        self.data, self.spans = data, []
-        while True:
-            quote = data.find(b'"', start, end)   # one byte: found at memchr's speed
-            self.spans.append((start, end if quote < 0 else quote))
-            if quote < 0:
-                break
-            if data[quote:quote + 3] != b'","':
-                raise ValueError('a string list is not as write_index writes it')
-            start = quote + 3
+    def __init__(self, file, spans):
+        """spans: the (start, end) byte offsets of each string, without its quotes."""
+        self.file, self.spans = file, spans
 
     def __len__(self):
         return len(self.spans)
 
     def __getitem__(self, number):
-        """The string `number`; ValueError when it is not valid JSON."""
+        """String `number`; ValueError when its bytes are not a JSON string."""
         start, end = self.spans[number]
-        return json.loads(self.data[start - 1:end + 1])
-
-
-def lazy_document(data):
-    """The index in data as a search reads it: notes without the columns past
-    SEARCH_COLUMNS, postings and texts as LazyStrings.  None when data is not laid
-    out as write_index lays it out (json.loads of all of it then says why)."""
-    postings = data.find(POSTINGS_KEY)
-    if postings < 0:
-        return None
-    texts = data.find(TEXTS_KEY, postings)
-    end = data.rfind(STRINGS_END, texts)
-    file_columns = data.find(FILE_COLUMNS_KEY, 0, postings)
-    after_notes = data.find(AFTER_NOTES_KEY, file_columns, postings)
-    if min(texts, end, file_columns, after_notes) < 0:
-        return None
-    try:   # the notes columns end at file_columns, the rest of the head at postings
-        document = json.loads(b'}'.join((data[:file_columns], data[after_notes:postings], b'')))
-    except ValueError:
-        return None
-    if isinstance(document, dict):
+        self.file.seek(start - 1)
         try:
-            document['postings'] = LazyStrings(data, postings + len(POSTINGS_KEY), texts)
-            document['texts'] = LazyStrings(data, texts + len(TEXTS_KEY), end)
-        except ValueError:
+            return json.loads(self.file.read(end - start + 2))
+        except OSError as error:
+            raise NotesError(f'cannot read index file: {error.strerror or error}') from None
+
+
+def string_spans(start, sizes):
+    """[(start, end)] of strings of these byte sizes in a JSON list from start on."""
+    spans = []
+    for size in sizes:
+        spans.append((start, start + size))
+        start += size + len(b'","')
+    return spans
+
+
+def laid_out_index(file):
+    """The index in an open file as a search reads it, by its layout: the notes
+    without the columns past SEARCH_COLUMNS, postings and texts as LazyStrings.
+    None when the file has no layout that agrees with its bytes."""
+    try:
+        tail_start = max(0, os.fstat(file.fileno()).st_size - LAYOUT_TAIL)
+        file.seek(tail_start)
+        tail = file.read()
+        at, end = tail.rfind(LAYOUT_KEY), tail.rfind(CHECKSUM_KEY)
+        layout = json.loads(tail[at + len(LAYOUT_KEY):end]) if 0 <= at < end else None
+        notes_cut, head_rest, first = layout['head']
+        postings = string_spans(first, layout['postings'])
+        texts = string_spans(postings[-1][1] + len(TEXTS_KEY), layout['texts'])
+        if texts[-1][1] != tail_start + at or not 0 <= notes_cut < head_rest < first:
             return None
+        file.seek(0)
+        notes = file.read(notes_cut + len(FILE_COLUMNS_KEY))
+        file.seek(head_rest)
+        rest = file.read(first - head_rest)
+        if not (notes.endswith(FILE_COLUMNS_KEY) and rest.startswith(AFTER_NOTES_KEY)
+                and rest.endswith(POSTINGS_KEY)):
+            return None
+        document = json.loads(b'}'.join((notes[:notes_cut], rest[:-len(POSTINGS_KEY)], b'')))
+    except (OSError, ValueError, TypeError, KeyError, IndexError):
+        return None
+    if not isinstance(document, dict):
+        return None
+    document['postings'], document['texts'] = LazyStrings(file, postings), LazyStrings(file, texts)
     return document
 
 
-def load_index(path, advice=REBUILD_ADVICE, verify=False):
-    """Read and check an index file; raise NotesError saying why it cannot be used.
-
-    verify parses all of it and compares the file's checksum (`index` does, before
-    it carries the index forward).  Otherwise only what a search reads is parsed
-    (see lazy_document), and damage is reported where a search meets it.
-    """
+def index_file(path):
+    """The index file at path, open for reading; NotesError saying why it cannot be."""
     try:
-        with open(path, 'rb') as file:
-            data = file.read()
+        return open(path, 'rb')
     except FileNotFoundError:
         raise NotesError(f"index file not found: {path} (run 'index' first)") from None
     except IsADirectoryError:
         raise NotesError(f'index path is a directory: {path}') from None
     except OSError as error:
         raise NotesError(f'cannot read index file {path}: {error.strerror or error}') from None
-    document = None if verify else lazy_document(data)
+
+
+def parsed_index(file, path, advice):
+    """(bytes, checked document) of all of an open index file (see check_index)."""
     try:
-        if document is None:
-            document = json.loads(data)
+        file.seek(0)
+        data = file.read()
+    except OSError as error:
+        raise NotesError(f'cannot read index file {path}: {error.strerror or error}') from None
+    try:
+        document = json.loads(data)
     except ValueError as error:
         raise NotesError(f'index file is corrupt: {path} ({error}){advice}') from None
     check_index(document, path, advice)
+    return data, document
+
+
+def load_index(path, advice=REBUILD_ADVICE, verify=False):
+    """Read and check all of an index file; raise NotesError saying why it cannot be used.
+
+    verify also compares the file's checksum (`index` does, before it carries the
+    index forward; a search reads less, see open_index).
+    """
+    with index_file(path) as file:
+        data, document = parsed_index(file, path, advice)
     if verify:
         end = data.rfind(CHECKSUM_KEY)
         if end < 0 or zlib.crc32(memoryview(data)[:end]) != document.get('checksum'):
             raise NotesError(f'index file is corrupt: {path} (checksum){advice}')
     return document
+
+
+@contextlib.contextmanager
+def open_index(path):
+    """load_index for a search, reading only what it uses (see laid_out_index); the
+    file stays open in the with block.  Damage in what a search does not read is
+    left for `index` to notice (see load_index's verify)."""
+    with index_file(path) as file:
+        document = laid_out_index(file)
+        if document is None:
+            document = parsed_index(file, path, REBUILD_ADVICE)[1]
+        else:
+            check_index(document, path)
+        yield document
 
 
 def current_versions(document):
@@ -1237,12 +1277,46 @@ def json_string_list(strings):
     return JsonPieces(pieces)
 
 
+def string_sizes(value):
+    """Byte sizes of the strings in a JSON list of strings none of which holds a quote
+    (as posting and text strings do not); [] for anything else."""
+    sizes, start = [], 2
+    if not value.startswith(b'["'):
+        return sizes
+    while True:
+        quote = value.find(b'"', start)   # one byte: found at memchr's speed
+        if quote < 0:
+            return []
+        sizes.append(quote - start)
+        if value[quote:quote + 3] != b'","':
+            return sizes if value[quote:] == b'"]' else []
+        start = quote + 3
+
+
+def index_layout(values):
+    """The 'layout' of an index file whose keys and JSON values are values (see
+    laid_out_index)."""
+    starts, position = {}, 1   # each value's first byte; the file starts with '{'
+    for key, value in values.items():
+        starts[key] = position + len(json_bytes(key)) + 1
+        position = starts[key] + len(value) + 1
+    head = [starts['notes'] + values['notes'].find(FILE_COLUMNS_KEY),
+            starts['skipped'] - len(AFTER_NOTES_KEY), starts['postings'] + 2]
+    return {'head': head, 'postings': string_sizes(values['postings']),
+            'texts': string_sizes(values['texts'])}
+
+
 def write_index(index_path, document):
     """Write document to a temp file, fsync, then replace the index (keeping its mode).
 
-    The JSON is compact and ASCII (see json_object).
+    The JSON is compact and ASCII (see json_object); the layout and the checksum
+    are added as the last keys.
     """
-    pieces = list(json_object(document))[:-1]   # all but the closing brace
+    values = {key: b''.join(value) if isinstance(value, JsonPieces) else json_bytes(value)
+              for key, value in document.items()}
+    values['layout'] = json_bytes(index_layout(values))
+    pieces = list(json_object({key: JsonPieces((value,)) for key, value in values.items()}))
+    del pieces[-1]   # the closing brace, which follows the checksum
     checksum = 0
     for piece in pieces:
         checksum = zlib.crc32(piece, checksum)
@@ -1768,16 +1842,17 @@ def search(index_path, question, tag=None, limit=DEFAULT_TOP_K, paths=()):
 
     tag may be one tag or a list of tags that must all be present.
     """
-    index = load_index(os.fspath(index_path))
-    check_versions(index, os.fspath(index_path))
     tags = [] if tag is None else [tag] if isinstance(tag, str) else list(tag)
-    return rank(index, question, tags, paths, limit)
+    with open_index(os.fspath(index_path)) as index:
+        check_versions(index, os.fspath(index_path))
+        return rank(index, question, tags, paths, limit)
 
 
 def tag_counts(index_path):
     """[(tag, number of notes)] sorted by count, then tag."""
-    index = load_index(os.fspath(index_path))
-    counts = collections.Counter(tag for tags in index['notes']['tags'] for tag in set(tags))
+    with open_index(os.fspath(index_path)) as index:
+        notes_tags = index['notes']['tags']
+    counts = collections.Counter(tag for tags in notes_tags for tag in set(tags))
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
