@@ -82,6 +82,7 @@ MAX_CHUNK_LENGTH = 10 ** LENGTH_DIGITS - 1
 COMPACT_DEAD_SHARE = 0.5    # renumber all chunks once this share of numbers is unused
 PARALLEL_MIN_NOTES = 2000   # a fresh index of this many notes is built by worker processes
 MAX_WORKERS = 4
+INDEX_BATCHES = 128         # forked workers claim the notes in this many batches (at most 256)
 WORKER_WATCH_INTERVAL = 0.2  # seconds between a worker's checks that its parent lives
 
 LOCK_TIMEOUT = 60.0         # seconds to wait for another `index` run
@@ -1567,15 +1568,41 @@ def receive_part(receiver):
     return notes, skipped, pieces[:buckets], lengths, words, pieces[buckets:]
 
 
-def index_in_workers(shares, max_file_size, trusted_before_ns, lock_fd):
-    """Yield index_new_notes of each share: the first computed here, the rest by workers.
+def batch_claims(batches):
+    """A pipe's reading end holding one byte per batch number (< 256): each os.read of
+    one byte, from whichever process, claims the next batch; b'' when none is left."""
+    reader, writer = os.pipe()
+    with open(writer, 'wb') as claims:   # far below the pipe's buffer: never blocks
+        claims.write(bytes(range(batches)))
+    return reader
+
+
+def claimed_notes(batches, claims):
+    """Yield the notes of each batch this process claims (see batch_claims)."""
+    while True:
+        number = os.read(claims, 1)
+        if not number:
+            return
+        yield from batches[number[0]]
+
+
+def index_in_workers(notes, processes, max_file_size, trusted_before_ns, lock_fd):
+    """Yield index_new_notes of parts of notes: the first part indexed here, the others
+    by processes - 1 workers.  Forked workers and this process claim batches of notes
+    as they go, so that the process on a faster CPU indexes more; workers not forked
+    (nothing can be shared with them) get an interleaved share each.
 
     RuntimeError when a worker died without an answer.
     """
     import hashlib  # noqa: F401 (see refresh_note) imported before forking: workers have it
-    context, workers, receivers = worker_context(), [], []
-    if context.get_start_method() != 'fork':
+    context, workers, receivers, claims = worker_context(), [], [], None
+    if context.get_start_method() == 'fork':
+        batches = [notes[start::INDEX_BATCHES] for start in range(INDEX_BATCHES)]   # alike
+        claims = batch_claims(len(batches))
+        shares = [claimed_notes(batches, claims) for _ in range(processes)]
+    else:
         lock_fd = None   # a worker not forked has no copy of the lock to close
+        shares = [notes[start::processes] for start in range(processes)]   # alike in mix
     try:
         for share in shares[1:]:
             receiver, sender = context.Pipe(duplex=False)
@@ -1597,6 +1624,8 @@ def index_in_workers(shares, max_file_size, trusted_before_ns, lock_fd):
             worker.join()
         for receiver in receivers:
             receiver.close()
+        if claims is not None:
+            os.close(claims)
 
 
 def fresh_index(notes, max_file_size, trusted_before_ns, strict, progress, lock_fd):
@@ -1604,23 +1633,23 @@ def fresh_index(notes, max_file_size, trusted_before_ns, strict, progress, lock_
     texts), the notes columns, buckets and texts as JsonPieces.
 
     PARALLEL_MIN_NOTES or more notes are shared between this process and worker
-    processes; the buckets of each later share are appended after a '#base'
-    marker, and each share's texts are a part of their own in each text bucket.
-    The notes columns are the shares' one after the other (empty notes where two
-    shares meet stay in share order).
+    processes (see index_in_workers); the buckets of each later part are appended
+    after a '#base' marker, and each part's texts are a part of their own in each
+    text bucket.  The notes columns are the parts' one after the other (empty notes
+    where two parts meet stay in part order).
     """
-    workers = min(os.cpu_count() or 1, MAX_WORKERS, len(notes)) or 1
-    shares = [notes[start::workers] for start in range(workers)]   # alike in mix and size
+    processes = min(os.cpu_count() or 1, MAX_WORKERS, len(notes)) or 1
     if progress:
         show_progress(progress, 0, len(notes), time.monotonic())
-    parts, started = [], time.monotonic()
-    if not strict and len(shares) > 1 and len(notes) >= PARALLEL_MIN_NOTES:
+    parts, started, done = [], time.monotonic(), 0
+    if not strict and processes > 1 and len(notes) >= PARALLEL_MIN_NOTES:
         try:
-            for part in index_in_workers(shares, max_file_size, trusted_before_ns, lock_fd):
+            for part in index_in_workers(notes, processes, max_file_size, trusted_before_ns,
+                                         lock_fd):
                 parts.append(part)
+                done += len(part[0][0]) + len(part[1])   # its notes and skipped notes
                 if progress:
-                    show_progress(progress, sum(map(len, shares[:len(parts)])), len(notes),
-                                  started)
+                    show_progress(progress, done, len(notes), started)
         except (ImportError, OSError, RuntimeError):
             parts = []
     if not parts:

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 from pathlib import Path
 from unittest import mock
@@ -363,10 +364,18 @@ class IncrementalTests(TempDirCase):
             self.write(f'd{number % 4}/n{number}.md', f'# {rng.choice(words)}\n\n'
                        + ' '.join(rng.choice(words) for _ in range(12)) + '\n')
         parallel, serial = self.tmp / 'parallel.json', self.tmp / 'serial.json'
-        with mock.patch.object(ns, 'PARALLEL_MIN_NOTES', 10):
+        claimed_notes = ns.claimed_notes
+
+        def slowly_claimed(batches, claims):   # so that both processes claim some notes
+            for note in claimed_notes(batches, claims):
+                time.sleep(0.02)
+                yield note
+
+        with mock.patch.object(ns, 'PARALLEL_MIN_NOTES', 10), \
+                mock.patch.object(ns, 'claimed_notes', slowly_claimed):
             ns.update_index(root, parallel, strict=False)
         ns.update_index(root, serial)
-        self.assertIn('#', ''.join(ns.load_index(str(parallel))['postings']))
+        self.assertIn('#', ''.join(ns.load_index(str(parallel))['postings']))   # two parts
         for step in range(3):
             for question in ('cache', '검색 메모', 'note index'):
                 self.assertEqual(ns.search(parallel, question, limit=40),
