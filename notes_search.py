@@ -1476,16 +1476,19 @@ def index_new_notes(notes, max_file_size, trusted_before_ns, strict):
     process writing the index has little left to do.  For a big folder each worker
     process runs this on its share of the notes.
     """
-    files, skipped, texts, notes_scanned = {}, [], {}, []
-    for relative, path, info in notes:
-        entry, scanned, skip = read_note(relative, path, info, None, max_file_size,
-                                         trusted_before_ns, strict)
-        if skip:
-            skipped.append(skip)
-            continue
-        files[relative], texts[relative] = entry, scanned[0]
-        notes_scanned.append((relative, entry, scanned[1]))
-    buckets, lengths, words = fresh_postings(notes_scanned)
+    files, skipped, texts = {}, [], {}
+
+    def scanned_notes():   # read as fresh_postings goes: a claimed note is posted at once
+        for relative, path, info in notes:
+            entry, scanned, skip = read_note(relative, path, info, None, max_file_size,
+                                             trusted_before_ns, strict)
+            if skip:
+                skipped.append(skip)
+                continue
+            files[relative], texts[relative] = entry, scanned[0]
+            yield relative, entry, scanned[1]
+
+    buckets, lengths, words = fresh_postings(scanned_notes())
     escaped = [json_escaped(bucket) for bucket in buckets]
     packed = [part.encode('ascii') for part in text_buckets(texts)]   # base64: no escapes
     return note_part(files), skipped, escaped, lengths, words, packed
