@@ -29,6 +29,7 @@ import errno
 import fnmatch
 import gc
 import heapq
+import io
 import itertools
 import json
 import math
@@ -950,9 +951,9 @@ def check_notes(notes, slots, bad, names=tuple(NOTE_COLUMNS)):
         raise bad('a path appears twice in "notes"')
 
 
-def check_index(document, path, advice=REBUILD_ADVICE):
+def check_index(document, path, advice=REBUILD_ADVICE, columns=tuple(NOTE_COLUMNS)):
     """Raise NotesError unless document is a well-formed index of this tool's format
-    (or, from laid_out_index, the part of one that a search reads)."""
+    whose notes have these columns (a search reads SEARCH_COLUMNS only)."""
     def bad(detail):
         return NotesError(f'index file is malformed: {path} ({detail}){advice}')
 
@@ -981,8 +982,7 @@ def check_index(document, path, advice=REBUILD_ADVICE):
     stats = document['stats']
     if type(stats.get('chunks')) is not int or type(stats.get('words')) is not int:
         raise bad('"stats" needs integer "chunks" and "words"')
-    lazy = type(document['postings']) is LazyStrings
-    check_notes(document['notes'], slots, bad, SEARCH_COLUMNS if lazy else tuple(NOTE_COLUMNS))
+    check_notes(document['notes'], slots, bad, columns)
 
 
 class LazyStrings:
@@ -998,10 +998,17 @@ class LazyStrings:
 
     def __getitem__(self, number):
         """String `number`; ValueError when its bytes are not a JSON string."""
-        start, end = self.spans[number]
-        self.file.seek(start - 1)
+        return json.loads(self.read(self.spans[number][0] - 1, self.spans[number][1] + 1))
+
+    def json(self):
+        """The whole list as the file has it, in JSON (for write_index: nothing decoded)."""
+        return self.read(self.spans[0][0] - 2, self.spans[-1][1] + 2)
+
+    def read(self, start, end):
+        """Bytes start to end of the file."""
         try:
-            return json.loads(self.file.read(end - start + 2))
+            self.file.seek(start)
+            return self.file.read(end - start)
         except OSError as error:
             raise NotesError(f'cannot read index file: {error.strerror or error}') from None
 
@@ -1015,10 +1022,11 @@ def string_spans(start, sizes):
     return spans
 
 
-def laid_out_index(file):
-    """The index in an open file as a search reads it, by its layout: the notes
-    without the columns past SEARCH_COLUMNS, postings and texts as LazyStrings.
-    None when the file has no layout that agrees with its bytes."""
+def laid_out_index(file, columns=SEARCH_COLUMNS):
+    """The index in an open file, read by its layout: the notes columns (all, or
+    those a search reads: SEARCH_COLUMNS, without reading the others), and
+    postings and texts as LazyStrings.  None when the file has no layout that
+    agrees with its bytes."""
     try:
         tail_start = max(0, os.fstat(file.fileno()).st_size - LAYOUT_TAIL)
         file.seek(tail_start)
@@ -1031,13 +1039,18 @@ def laid_out_index(file):
         if texts[-1][1] != tail_start + at or not 0 <= notes_cut < head_rest < first:
             return None
         file.seek(0)
-        notes = file.read(notes_cut + len(FILE_COLUMNS_KEY))
-        file.seek(head_rest)
+        if columns == SEARCH_COLUMNS:   # the notes, cut before the file columns
+            notes = file.read(notes_cut + len(FILE_COLUMNS_KEY))
+            if not notes.endswith(FILE_COLUMNS_KEY):
+                return None
+            notes = notes[:notes_cut] + b'}'
+            file.seek(head_rest)
+        else:
+            notes = file.read(head_rest)
         rest = file.read(first - head_rest)
-        if not (notes.endswith(FILE_COLUMNS_KEY) and rest.startswith(AFTER_NOTES_KEY)
-                and rest.endswith(POSTINGS_KEY)):
+        if not (rest.startswith(AFTER_NOTES_KEY) and rest.endswith(POSTINGS_KEY)):
             return None
-        document = json.loads(b'}'.join((notes[:notes_cut], rest[:-len(POSTINGS_KEY)], b'')))
+        document = json.loads(notes + rest[:-len(POSTINGS_KEY)] + b'}')
     except (OSError, ValueError, TypeError, KeyError, IndexError):
         return None
     if not isinstance(document, dict):
@@ -1058,34 +1071,46 @@ def index_file(path):
         raise NotesError(f'cannot read index file {path}: {error.strerror or error}') from None
 
 
-def parsed_index(file, path, advice):
-    """(bytes, checked document) of all of an open index file (see check_index)."""
+def file_bytes(file, path):
+    """All of an open index file; NotesError when it cannot be read."""
     try:
         file.seek(0)
-        data = file.read()
+        return file.read()
     except OSError as error:
         raise NotesError(f'cannot read index file {path}: {error.strerror or error}') from None
+
+
+def parsed_index(data, path, advice):
+    """The document of an index file's bytes, parsed whole."""
     try:
-        document = json.loads(data)
+        return json.loads(data)
     except ValueError as error:
         raise NotesError(f'index file is corrupt: {path} ({error}){advice}') from None
-    check_index(document, path, advice)
-    return data, document
 
 
 def load_index(path, advice=REBUILD_ADVICE, verify=False):
-    """Read and check all of an index file; raise NotesError saying why it cannot be used.
+    """Read and check an index file; raise NotesError saying why it cannot be used.
 
-    verify also compares the file's checksum (`index` does, before it carries the
-    index forward; a search reads less, see open_index).
+    Its postings and texts are LazyStrings over its bytes (all parsed when it has
+    no layout).  verify also compares the file's checksum: `index` does, before it
+    carries the index forward; a search reads less (see open_index).
     """
     with index_file(path) as file:
-        data, document = parsed_index(file, path, advice)
+        data = file_bytes(file, path)
+    document = (laid_out_index(io.BytesIO(data), tuple(NOTE_COLUMNS))
+                or parsed_index(data, path, advice))
+    check_index(document, path, advice)
     if verify:
         end = data.rfind(CHECKSUM_KEY)
-        if end < 0 or zlib.crc32(memoryview(data)[:end]) != document.get('checksum'):
+        if end < 0 or zlib.crc32(memoryview(data)[:end]) != json_number(data[end:]):
             raise NotesError(f'index file is corrupt: {path} (checksum){advice}')
     return document
+
+
+def json_number(tail):
+    """The checksum in the tail of an index file, from CHECKSUM_KEY on; None if none."""
+    digits = tail[len(CHECKSUM_KEY):].rstrip()[:-1]
+    return int(digits) if digits.isdigit() else None
 
 
 @contextlib.contextmanager
@@ -1096,9 +1121,10 @@ def open_index(path):
     with index_file(path) as file:
         document = laid_out_index(file)
         if document is None:
-            document = parsed_index(file, path, REBUILD_ADVICE)[1]
-        else:
+            document = parsed_index(file_bytes(file, path), path, REBUILD_ADVICE)
             check_index(document, path)
+        else:
+            check_index(document, path, columns=SEARCH_COLUMNS)
         yield document
 
 
@@ -1313,7 +1339,8 @@ def write_index(index_path, document):
     The JSON is compact and ASCII (see json_object); the layout and the checksum
     are added as the last keys.
     """
-    values = {key: b''.join(value) if isinstance(value, JsonPieces) else json_bytes(value)
+    values = {key: b''.join(value) if isinstance(value, JsonPieces)
+              else value.json() if isinstance(value, LazyStrings) else json_bytes(value)
               for key, value in document.items()}
     values['layout'] = json_bytes(index_layout(values))
     pieces = list(json_object({key: JsonPieces((value,)) for key, value in values.items()}))
