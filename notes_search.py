@@ -23,6 +23,7 @@ Exit statuses: 0 the command did its job (also: no hits, notes skipped);
 """
 import argparse
 import binascii
+import bisect
 import collections
 import contextlib
 import errno
@@ -1790,19 +1791,17 @@ def idf_of(matches, total):
     return math.log(1 + (total - matches + 0.5) / (matches + 0.5))
 
 
-def chunk_rows(notes, slots):
-    """[notes row of each chunk number]: -1 before the first note; a number left unused
-    after a note maps to that note (no posting names one)."""
-    firsts = notes['first']
-    spans = map(operator.sub, firsts[1:] + [slots], firsts)
-    before = itertools.repeat(-1, firsts[0] if firsts else slots)
-    return list(itertools.chain(before, *map(itertools.repeat, range(len(firsts)), spans)))
+def chunk_rows(notes, chunks):
+    """The notes row of each chunk number in chunks (an iterator): -1 before the first
+    note; a number left unused after a note maps to that note (no posting names one)."""
+    rows = map(bisect.bisect_right, itertools.repeat(notes['first']), chunks)
+    return map(operator.sub, rows, itertools.repeat(1))
 
 
-def bm25_scores(index, terms, rows):
+def bm25_scores(index, terms):
     """({chunk number: BM25}, {notes row: BM25}) of the chunks and notes holding any of
-    terms; rows is chunk_rows.  A note is scored as one text: its body words, and each
-    heading's words once."""
+    terms.  A note is scored as one text: its body words, and each heading's words
+    once."""
     stats, notes, lengths = index['stats'], index['notes'], index['lengths']
     chunk_average = max(stats['words'] / max(stats['chunks'], 1), 1e-9)
     note_average = max(stats['words'] / max(len(notes['first']), 1), 1e-9)
@@ -1810,11 +1809,13 @@ def bm25_scores(index, terms, rows):
     for term in terms:
         numbers, heading = decode_postings(find_postings(index['postings'], term))
         frequencies = collections.Counter(numbers)
-        note_frequencies = collections.Counter(map(rows.__getitem__, numbers))
-        for first, span, count in heading if HEADING_WEIGHT else ():
+        note_frequencies = collections.Counter(chunk_rows(notes, numbers))
+        heading = heading if HEADING_WEIGHT else ()
+        heading_rows = chunk_rows(notes, (first for first, _, _ in heading))
+        for (first, span, count), row in zip(heading, heading_rows):
             for chunk in range(first, first + span):
                 frequencies[chunk] += HEADING_WEIGHT * count
-            note_frequencies[rows[first]] += HEADING_WEIGHT * count
+            note_frequencies[row] += HEADING_WEIGHT * count
         idf = idf_of(len(frequencies), stats['chunks'])
         for chunk, frequency in frequencies.items():
             scores[chunk] = scores.get(chunk, 0.0) + bm25(
@@ -1860,16 +1861,14 @@ def rank(index, question, tags=(), paths=(), limit=DEFAULT_TOP_K):
     of a note about the question outranks a stray short match elsewhere.
     """
     notes = index['notes']
-    rows = chunk_rows(notes, index['slots'])
     try:
-        scores, note_scores = bm25_scores(index, query_terms(question), rows)
+        scores, note_scores = bm25_scores(index, query_terms(question))
     except (ValueError, IndexError):
         raise corrupt_index('bad postings') from None
     wanted_tags = {tag.lower().lstrip('#') for tag in tags}
     names, firsts, counts, note_tags = notes['path'], notes['first'], notes['count'], notes['tags']
     allowed, candidates = {}, []
-    for chunk, score in scores.items():
-        row = rows[chunk]
+    for (chunk, score), row in zip(scores.items(), chunk_rows(notes, scores)):
         if row < 0 or chunk >= firsts[row] + counts[row]:
             raise corrupt_index('postings name a missing chunk')
         score += NOTE_WEIGHT * note_scores.get(row, 0.0)
