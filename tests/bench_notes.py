@@ -4,12 +4,14 @@
 Usage:  python tests/bench_notes.py [--quick] [--runs N] [--corpus DIR] [--scales 1,2,4]
 
 For each scale (1x, 2x, 4x: copies of the corpus side by side) it measures whole
-processes: the floor (walk, read and SHA-256 every note), a cold index, a no-change
+processes: the floor (walk, read and SHA-256 every note), the interpreter starting
+with nothing to do (part of every other figure), a cold index, a no-change
 re-index, one changed note, one deleted note, and searches for an English, a Korean
 and a tag-filtered question.  Each run is one round of all of them in that order,
-so that the floor and every measure share the machine's state of the moment.  It prints medians with min and max, each also as a
-ratio to the floor, the peak memory of each child (ru_maxrss from os.wait4) and the
-index size, then checks the targets.  The copy gives every note a front-matter tag
+so that the floor and every measure share the machine's state of the moment.  It
+prints medians with min and max, each also as a ratio to the floor, the peak
+memory of each child (ru_maxrss from os.wait4) and the index size, then checks
+the targets.  The copy gives every note a front-matter tag
 naming its tldr platform (common, linux, ...) so that the tag filter has work to do.
 Not a unit test: the name does not start with test_.
 """
@@ -108,6 +110,7 @@ def bench_scale(scale, source, workdir, runs):
 
     index_command = tool + ['index', str(corpus), '--out', str(index)]
     measures = [('floor', [sys.executable, '-c', FLOOR_SCRIPT, str(corpus)], None),
+                ('python start', [sys.executable, '-c', 'pass'], None),   # in every figure
                 ('cold index', index_command, lambda: index.unlink() if index.exists() else None),
                 ('no-change', index_command, None),
                 ('one changed', index_command, change_one),
