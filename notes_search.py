@@ -839,12 +839,17 @@ def scanned_note(relative, entry, text):
     return relative, entry, index_sections(text)[1]
 
 
-def fresh_postings(notes):
-    """Buckets, lengths string and words of notes numbered from 0 (see post_notes)."""
+def fresh_postings(notes, escaped=False):
+    """Buckets, lengths string and words of notes numbered from 0 (see post_notes).
+
+    escaped gives the buckets JSON-escaped (see json_escaped), escaping only the
+    terms: the rest of a bucket is ASCII that JSON keeps as it is.
+    """
     postings, lengths, words = post_notes(notes, 0)
     groups = [[] for _ in range(POSTING_BUCKETS)]
     for term, lists in postings.items():
-        groups[bucket_of(term, POSTING_BUCKETS)].append(f'|{term} {encode_postings(*lists)}')
+        name = term if not escaped or term.isascii() else json_escaped(term).decode('ascii')
+        groups[bucket_of(term, POSTING_BUCKETS)].append(f'|{name} {encode_postings(*lists)}')
     return [''.join(group) for group in groups], format_lengths(lengths), words
 
 
@@ -1516,8 +1521,8 @@ def index_new_notes(notes, max_file_size, trusted_before_ns, strict):
             files[relative], texts[relative] = entry, scanned[0]
             yield relative, entry, scanned[1]
 
-    buckets, lengths, words = fresh_postings(scanned_notes())
-    escaped = [json_escaped(bucket) for bucket in buckets]
+    buckets, lengths, words = fresh_postings(scanned_notes(), escaped=True)
+    escaped = [bucket.encode('ascii') for bucket in buckets]
     packed = [part.encode('ascii') for part in text_buckets(texts)]   # base64: no escapes
     return note_part(files), skipped, escaped, lengths, words, packed
 
