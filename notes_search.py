@@ -90,6 +90,8 @@ WORKER_WATCH_INTERVAL = 0.2  # seconds between a worker's checks that its parent
 LOCK_TIMEOUT = 60.0         # seconds to wait for another `index` run
 LOCK_POLL = 0.05
 LOCK_STALE_AGE = 600.0      # without fcntl: a lock file older than this is abandoned
+RETRY_REPLACE = os.name == 'nt'   # a file open for reading cannot be replaced there
+REPLACE_RETRY = 2.0         # seconds that write_index waits for searches reading the index
 RACY_MTIME_NS = 2 * 10 ** 9  # an mtime this close to the run is not trusted next time
 RESTAT_REWRITE_NOTES = 100  # notes touched but unchanged that are worth rewriting the index
                             # for; fewer are hashed again by the next run instead
@@ -661,7 +663,7 @@ CHECKSUM_KEY = b',"checksum":'
 NOTE_COLUMNS = {'path': str, 'first': int, 'count': int, 'words': int, 'tags': list,
                 'size': int, 'mtime_ns': int, 'sha256': str}
 ENTRY_FIELDS = tuple(NOTE_COLUMNS)[1:]   # a note's entry while indexing: all but its path
-SEARCH_COLUMNS = ('path', 'first', 'count', 'words', 'tags')   # the columns before 'size'
+SEARCH_COLUMNS = tuple(NOTE_COLUMNS)[:tuple(NOTE_COLUMNS).index('size')]   # read by a search
 # The bytes around the places where a search cuts the file (see laid_out_index);
 # none of them can occur inside a JSON string, whose quotes are escaped.
 FILE_COLUMNS_KEY = b',"size":['
@@ -976,7 +978,8 @@ def check_index(document, path, advice=REBUILD_ADVICE, columns=tuple(NOTE_COLUMN
     for key, kind in (('parser_version', int), ('tokenizer_version', int), ('root', str),
                       ('notes', dict), ('skipped', list), ('postings', list), ('texts', list),
                       ('lengths', str), ('slots', int), ('stats', dict)):
-        if type(document.get(key)) not in (kind, LazyStrings if kind is list else kind):
+        lazy = key in ('postings', 'texts') and type(document.get(key)) is LazyStrings
+        if type(document.get(key)) is not kind and not lazy:
             raise bad(f'"{key}" missing or not {kind.__name__}')
     slots = document['slots']
     if len(document['lengths']) != slots * LENGTH_DIGITS:
@@ -993,7 +996,7 @@ def check_index(document, path, advice=REBUILD_ADVICE, columns=tuple(NOTE_COLUMN
 
 class LazyStrings:
     """The posting or text strings of an open index file, each read and decoded when
-    a search asks for it (see laid_out_index)."""
+    it is used (see laid_out_index)."""
 
     def __init__(self, file, spans):
         """spans: the (start, end) byte offsets of each string, without its quotes."""
@@ -1003,8 +1006,11 @@ class LazyStrings:
         return len(self.spans)
 
     def __getitem__(self, number):
-        """String `number`; ValueError when its bytes are not a JSON string."""
-        return json.loads(self.read(self.spans[number][0] - 1, self.spans[number][1] + 1))
+        """String `number`; ValueError when its bytes are not one JSON string."""
+        data = self.read(self.spans[number][0] - 1, self.spans[number][1] + 1)
+        if not (data.startswith(b'"') and data.endswith(b'"')):
+            raise ValueError('a string of the layout is not a JSON string')
+        return json.loads(data)
 
     def json(self):
         """The whole list as the file has it, in JSON (for write_index: nothing decoded)."""
@@ -1016,7 +1022,8 @@ class LazyStrings:
             self.file.seek(start)
             return self.file.read(end - start)
         except OSError as error:
-            raise NotesError(f'cannot read index file: {error.strerror or error}') from None
+            name = getattr(self.file, 'name', 'index file')
+            raise NotesError(f'cannot read index file {name}: {error.strerror or error}') from None
 
 
 def string_spans(start, sizes):
@@ -1032,17 +1039,26 @@ def laid_out_index(file, columns=SEARCH_COLUMNS):
     """The index in an open file, read by its layout: the notes columns (all, or
     those a search reads: SEARCH_COLUMNS, without reading the others), and
     postings and texts as LazyStrings.  None when the file has no layout that
-    agrees with its bytes."""
+    agrees with its bytes: every number in it must be a count of bytes, the
+    strings must end where the layout starts, and each cut must fall between the
+    keys write_index put around it."""
     try:
-        tail_start = max(0, os.fstat(file.fileno()).st_size - LAYOUT_TAIL)
+        tail_start = max(0, file.seek(0, io.SEEK_END) - LAYOUT_TAIL)
         file.seek(tail_start)
         tail = file.read()
         at, end = tail.rfind(LAYOUT_KEY), tail.rfind(CHECKSUM_KEY)
-        layout = json.loads(tail[at + len(LAYOUT_KEY):end]) if 0 <= at < end else None
+        layout = json.loads(tail[at + len(LAYOUT_KEY):end]) if 0 <= at < end else {}
+        numbers = [layout.get('head'), layout.get('postings'), layout.get('texts')]
+        if not all(type(part) is list and part and all(type(number) is int and number >= 0
+                                                       for number in part) for part in numbers):
+            return None
         notes_cut, head_rest, first = layout['head']
         postings = string_spans(first, layout['postings'])
         texts = string_spans(postings[-1][1] + len(TEXTS_KEY), layout['texts'])
         if texts[-1][1] != tail_start + at or not 0 <= notes_cut < head_rest < first:
+            return None
+        file.seek(postings[-1][1])
+        if file.read(len(TEXTS_KEY)) != TEXTS_KEY:
             return None
         file.seek(0)
         if columns == SEARCH_COLUMNS:   # the notes, cut before the file columns
@@ -1057,7 +1073,8 @@ def laid_out_index(file, columns=SEARCH_COLUMNS):
         if not (rest.startswith(AFTER_NOTES_KEY) and rest.endswith(POSTINGS_KEY)):
             return None
         document = json.loads(notes + rest[:-len(POSTINGS_KEY)] + b'}')
-    except (OSError, ValueError, TypeError, KeyError, IndexError):
+    except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError,
+            RecursionError):
         return None
     if not isinstance(document, dict):
         return None
@@ -1066,22 +1083,31 @@ def laid_out_index(file, columns=SEARCH_COLUMNS):
 
 
 def index_file(path):
-    """The index file at path, open for reading; NotesError saying why it cannot be."""
+    """The index file at path, open for reading; NotesError saying why it cannot be.
+    A pipe is read too (a search reads it whole); a device or socket is refused."""
     try:
-        return open(path, 'rb')
+        file = open(path, 'rb')
     except FileNotFoundError:
         raise NotesError(f"index file not found: {path} (run 'index' first)") from None
     except IsADirectoryError:
         raise NotesError(f'index path is a directory: {path}') from None
     except OSError as error:
         raise NotesError(f'cannot read index file {path}: {error.strerror or error}') from None
+    mode = os.fstat(file.fileno()).st_mode
+    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+        file.close()
+        raise NotesError(f'index path is not a regular file: {path}')
+    return file
 
 
 def file_bytes(file, path):
     """All of an open index file; NotesError when it cannot be read."""
     try:
-        file.seek(0)
+        if file.seekable():
+            file.seek(0)
         return file.read()
+    except MemoryError:
+        raise NotesError(f'index file is too large to read: {path}') from None
     except OSError as error:
         raise NotesError(f'cannot read index file {path}: {error.strerror or error}') from None
 
@@ -1090,16 +1116,17 @@ def parsed_index(data, path, advice):
     """The document of an index file's bytes, parsed whole."""
     try:
         return json.loads(data)
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:
         raise NotesError(f'index file is corrupt: {path} ({error}){advice}') from None
 
 
 def load_index(path, advice=REBUILD_ADVICE, verify=False):
     """Read and check an index file; raise NotesError saying why it cannot be used.
 
-    Its postings and texts are LazyStrings over its bytes (all parsed when it has
-    no layout).  verify also compares the file's checksum: `index` does, before it
-    carries the index forward; a search reads less (see open_index).
+    Its postings and texts are LazyStrings over its bytes (see laid_out_index; a
+    file without a layout is parsed whole).  verify also compares the file's
+    checksum: `index` does, before it carries the index forward; a search reads
+    less (see open_index).
     """
     with index_file(path) as file:
         data = file_bytes(file, path)
@@ -1108,12 +1135,12 @@ def load_index(path, advice=REBUILD_ADVICE, verify=False):
     check_index(document, path, advice)
     if verify:
         end = data.rfind(CHECKSUM_KEY)
-        if end < 0 or zlib.crc32(memoryview(data)[:end]) != json_number(data[end:]):
+        if end < 0 or zlib.crc32(memoryview(data)[:end]) != checksum_of(data[end:]):
             raise NotesError(f'index file is corrupt: {path} (checksum){advice}')
     return document
 
 
-def json_number(tail):
+def checksum_of(tail):
     """The checksum in the tail of an index file, from CHECKSUM_KEY on; None if none."""
     digits = tail[len(CHECKSUM_KEY):].rstrip()[:-1]
     return int(digits) if digits.isdigit() else None
@@ -1339,6 +1366,19 @@ def index_layout(values):
             'texts': string_sizes(values['texts'])}
 
 
+def replace_file(source, destination):
+    """os.replace; on Windows, where it fails while a search holds the old index open,
+    tried again for up to REPLACE_RETRY seconds."""
+    deadline = time.monotonic() + REPLACE_RETRY
+    while True:
+        try:
+            return os.replace(source, destination)
+        except PermissionError:
+            if not RETRY_REPLACE or time.monotonic() > deadline:
+                raise
+            time.sleep(LOCK_POLL)
+
+
 def write_index(index_path, document):
     """Write document to a temp file, fsync, then replace the index (keeping its mode).
 
@@ -1369,7 +1409,7 @@ def write_index(index_path, document):
             file.writelines(pieces)
             file.flush()
             os.fsync(file.fileno())
-        os.replace(temporary, index_path)
+        replace_file(temporary, index_path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.remove(temporary)
@@ -1506,8 +1546,9 @@ def index_new_notes(notes, max_file_size, trusted_before_ns, strict):
 
     Returns (notes, skipped, buckets, lengths string, words, texts), notes as
     note_part gives them, the buckets and texts JSON-escaped (see json_escaped): the
-    process writing the index has little left to do.  For a big folder each worker
-    process runs this on its share of the notes.
+    process writing the index has little left to do.  For a big folder each process
+    runs this on its share of the notes: an iterator over the batches it claims
+    (see index_in_workers).
     """
     files, skipped, texts = {}, [], {}
 
@@ -1563,7 +1604,8 @@ def worker_context():
 
 
 def index_share(sender, share, max_file_size, trusted_before_ns, lock_fd, parent_pid):
-    """A worker process: send index_new_notes of share, or the exception it raised."""
+    """A worker process: send index_new_notes of its share (a list, or the batches it
+    claims), or the exception it raised."""
     start_worker(lock_fd, parent_pid)
     try:
         with collector_paused():   # a forked worker inherits the pause; a spawned one not
@@ -1797,8 +1839,9 @@ def idf_of(matches, total):
 
 
 def chunk_rows(notes, chunks):
-    """The notes row of each chunk number in chunks (an iterator): -1 before the first
-    note; a number left unused after a note maps to that note (no posting names one)."""
+    """An iterator over the notes row of each chunk number in chunks: -1 before the
+    first note; a number left unused after a note maps to that note (no posting
+    names one)."""
     rows = map(bisect.bisect_right, itertools.repeat(notes['first']), chunks)
     return map(operator.sub, rows, itertools.repeat(1))
 

@@ -12,6 +12,7 @@ import sys
 import tempfile
 import time
 import unittest
+import zlib
 from pathlib import Path
 from unittest import mock
 
@@ -436,6 +437,7 @@ class CorruptIndexTests(TempDirCase):
     def test_search_reads_only_what_it_uses(self):
         index = valid_index(self.tmp)
         whole = ns.load_index(str(index))
+        self.assertIs(type(whole['postings']), ns.LazyStrings)   # `index` reads it so too
         with ns.open_index(str(index)) as document:
             self.assertIs(type(document['postings']), ns.LazyStrings)
             self.assertNotIn('sha256', document['notes'])
@@ -458,6 +460,82 @@ class CorruptIndexTests(TempDirCase):
         # a byte more: the layout disagrees with the file, which is then parsed whole
         index.write_bytes(data[:middle] + b'"' + data[middle:])
         self.assert_one_error_line(run_cli('search', 'zzz', cwd=self.tmp), contains='corrupt')
+
+    def test_layouts_that_disagree_with_the_file_are_not_followed(self):
+        index = valid_index(self.tmp)
+        data = index.read_bytes()
+        start, end = data.rindex(b',"layout":') + len(b',"layout":'), data.rindex(ns.CHECKSUM_KEY)
+        layout = json.loads(data[start:end])
+        sizes = layout['postings']
+        moved = [sizes[0] + 7, 0] + sizes[2:]   # same total: cut through the strings
+
+        def shifted(key, change):
+            return json.dumps(dict(layout, **{key: change(layout[key])})).encode()
+
+        damaged = {
+            'float': shifted('postings', lambda sizes: [sizes[0] + 0.0] + sizes[1:]),
+            'negative': shifted('texts', lambda sizes: [-1] + sizes[1:]),
+            'huge': shifted('postings', lambda sizes: [sizes[0] + 10 ** 30] + sizes[1:]),
+            'huge and negative': shifted(
+                'postings', lambda sizes: [sizes[0] + 10 ** 15, sizes[1] - 10 ** 15] + sizes[2:]),
+            'moved cut': shifted('postings', lambda sizes: moved),
+            'bool': shifted('head', lambda head: [True] + head[1:]),
+            'string': b'"layout"', 'nested': b'[' * 20000 + b']' * 20000}
+        for name, text in damaged.items():
+            with self.subTest(name=name):
+                broken = data[:start] + text
+                index.write_bytes(broken + ns.CHECKSUM_KEY + b'%d}' % zlib.crc32(broken))
+                for command in (['search', 'cache'], ['search', 'zzz'], ['tags']):
+                    run = run_cli(*command, cwd=self.tmp)
+                    self.assertIn(run.returncode, (0, 2), run.stderr)
+                    self.assertNotIn('Traceback', run.stderr)
+                    self.assertLessEqual(len(run.stderr.splitlines()), 1, run.stderr)
+                    if run.returncode == 0 and command[-1] == 'cache':
+                        self.assertTrue(run.stdout.startswith('[a.md:L3]'), run.stdout)
+                rebuilt = run_cli('index', 'notes', cwd=self.tmp)
+                self.assertEqual(rebuilt.returncode, 0, rebuilt.stderr)
+                self.assertNotIn('Traceback', rebuilt.stderr)
+        index.write_bytes(b'[' * 200000 + b']' * 200000)
+        self.assert_one_error_line(run_cli('search', 'cache', cwd=self.tmp), contains='corrupt')
+
+    def test_index_read_from_a_pipe_and_not_from_a_device(self):
+        index = valid_index(self.tmp)
+        with open(index, 'rb') as data:
+            piped = subprocess.run([sys.executable, str(TOOL), 'search', 'cache', '--index',
+                                    '/dev/stdin'], stdin=data, capture_output=True, timeout=60)
+        self.assertEqual(piped.returncode, 0, piped.stderr)
+        self.assertTrue(piped.stdout.startswith(b'[a.md:L3]'), piped.stdout)
+        if os.path.exists('/dev/zero'):
+            self.assert_one_error_line(run_cli('tags', '--index', '/dev/zero'),
+                                       contains='not a regular file')
+
+    def test_replacing_an_index_that_a_reader_holds_is_retried_where_that_fails(self):
+        index = valid_index(self.tmp)
+        replace, calls = os.replace, []
+
+        def busy_twice(source, destination):
+            calls.append(destination)
+            if len(calls) <= 2:
+                raise PermissionError(13, 'in use')
+            return replace(source, destination)
+
+        (self.tmp / 'notes' / 'c.md').write_text('# new\n\ncache again\n')
+        with mock.patch.object(ns, 'RETRY_REPLACE', True), \
+                mock.patch.object(ns.os, 'replace', busy_twice):
+            ns.build_index(self.tmp / 'notes', index)
+        self.assertEqual(len(calls), 3)
+        self.assertIn('c.md', ns.load_index(str(index))['notes']['path'])
+        (self.tmp / 'notes' / 'c.md').write_text('# newer\n\ncache once more\n')
+        with mock.patch.object(ns, 'RETRY_REPLACE', False), \
+                mock.patch.object(ns.os, 'replace', busy_twice):
+            calls.clear()
+            with self.assertRaises(PermissionError):
+                ns.build_index(self.tmp / 'notes', index)
+        self.assertEqual(len(calls), 1)
+        self.assertEqual(list(self.tmp.glob('.index.json.*.tmp')), [])
+        texts = [hit['text'] for hit in ns.search(index, 'cache', limit=5)]   # the index before
+        self.assertIn('cache again', texts)
+        self.assertNotIn('cache once more', texts)
 
     def test_one_changed_byte_is_noticed_by_index(self):
         index = valid_index(self.tmp)
