@@ -623,8 +623,9 @@ def post_notes(notes, next_chunk):
                 lengths.append(len(terms))
                 next_chunk += 1
         entry['words'] = sum(lengths[note_start:])
+    terms = dict.fromkeys(itertools.chain(chunk_lists, heading_lists))
     postings = {term.decode('utf-8'): (chunk_lists.get(term, []), heading_lists.get(term, []))
-                for term in sorted((chunk_lists.keys() | heading_lists.keys()) - STOP_WORD_BYTES)}
+                for term in terms if term not in STOP_WORD_BYTES}
     return postings, lengths, sum(lengths)
 
 
