@@ -9,9 +9,10 @@ with nothing to do (part of every other figure), a cold index, a no-change
 re-index, one changed note, one deleted note, and searches for an English, a Korean
 and a tag-filtered question.  Each run is one round of all of them in that order,
 so that the floor and every measure share the machine's state of the moment.  It
-prints medians with min and max, each also as a ratio to the floor, the peak
-memory of each child (ru_maxrss from os.wait4) and the index size, then checks
-the targets.  The copy gives every note a front-matter tag
+prints medians with min and max, each also as a ratio to the floor's median (the
+figure the targets are checked on) and as the range of its ratios to the floor
+of the same round, the peak memory of each child (ru_maxrss from os.wait4) and
+the index size, then checks the targets.  The copy gives every note a front-matter tag
 naming its tldr platform (common, linux, ...) so that the tag filter has work to do.
 Not a unit test: the name does not start with test_.
 """
@@ -134,12 +135,14 @@ def print_table(scale, results, note_bytes, index_bytes):
     print(f'\n== {scale}x corpus: {note_bytes / 1e6:.1f} MB of notes, '
           f'index {index_bytes / 1e6:.1f} MB ({index_bytes / note_bytes:.2f}x the notes)')
     floor_cpu = statistics.median(results['floor'][2])
-    print(f'{"measure":<13}{"median s":>9}{"min s":>8}{"max s":>8}{"x floor":>9}'
+    print(f'{"measure":<13}{"median s":>9}{"min s":>8}{"max s":>8}{"x floor":>9}{"rounds":>15}'
           f'{"peak MB":>9}{"x floor":>9}{"cpu s":>8}{"x floor":>9}')
     for name, (seconds, peaks, cpu) in results.items():
         median, low, high = summary(seconds)
+        paired = [value / floor for value, floor in zip(seconds, results['floor'][0])]
+        rounds = '{:.2f}-{:.2f}'.format(min(paired), max(paired))
         print(f'{name:<13}{median:9.3f}{low:8.3f}{high:8.3f}{median / floor_seconds:9.2f}'
-              f'{max(peaks):9.1f}{max(peaks) / floor_peak:9.2f}'
+              f'{rounds:>15}{max(peaks):9.1f}{max(peaks) / floor_peak:9.2f}'
               f'{statistics.median(cpu):8.3f}{statistics.median(cpu) / floor_cpu:9.2f}')
 
 
