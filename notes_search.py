@@ -2084,6 +2084,9 @@ def main(argv=None):
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:   # the reader of our output went away (`| head`): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # nor is the last flush
+        return 0
 
 
 if __name__ == '__main__':

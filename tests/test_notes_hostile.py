@@ -279,6 +279,16 @@ class MisuseTests(TempDirCase):
         long = run_cli('search', 'cache ' + 'zz ' * 3000, cwd=self.tmp)
         self.assertTrue(long.stdout.startswith('[a.md:L3] 캐시'), long.stdout)
 
+    def test_output_to_a_reader_that_went_away(self):   # `notes_search.py search x | head -1`
+        reader, writer = os.pipe()
+        os.close(reader)
+        self.addCleanup(os.close, writer)
+        for command in (['search', 'cache', '--json'], ['search', 'cache'], ['tags']):
+            with self.subTest(command=command):
+                run = subprocess.run([sys.executable, str(TOOL), *command], cwd=self.tmp,
+                                     stdout=writer, stderr=subprocess.PIPE, timeout=60)
+                self.assertEqual((run.returncode, run.stderr), (0, b''))
+
 
 class ExitStatusTests(TempDirCase):
     def test_unwritable_destination_exits_1(self):
