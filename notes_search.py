@@ -90,7 +90,7 @@ WORKER_WATCH_INTERVAL = 0.2  # seconds between a worker's checks that its parent
 LOCK_TIMEOUT = 60.0         # seconds to wait for another `index` run
 LOCK_POLL = 0.05
 LOCK_STALE_AGE = 600.0      # without fcntl: a lock file older than this is abandoned
-RETRY_REPLACE = os.name == 'nt'   # a file open for reading cannot be replaced there
+READERS_BLOCK_REPLACE = os.name == 'nt'   # there, a file open for reading cannot be replaced
 REPLACE_RETRY = 2.0         # seconds that write_index waits for searches reading the index
 RACY_MTIME_NS = 2 * 10 ** 9  # an mtime this close to the run is not trusted next time
 RESTAT_REWRITE_NOTES = 100  # notes touched but unchanged that are worth rewriting the index
@@ -1375,7 +1375,7 @@ def replace_file(source, destination):
         try:
             return os.replace(source, destination)
         except PermissionError:
-            if not RETRY_REPLACE or time.monotonic() > deadline:
+            if not READERS_BLOCK_REPLACE or time.monotonic() > deadline:
                 raise
             time.sleep(LOCK_POLL)
 

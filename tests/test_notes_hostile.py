@@ -530,13 +530,13 @@ class CorruptIndexTests(TempDirCase):
             return replace(source, destination)
 
         (self.tmp / 'notes' / 'c.md').write_text('# new\n\ncache again\n')
-        with mock.patch.object(ns, 'RETRY_REPLACE', True), \
+        with mock.patch.object(ns, 'READERS_BLOCK_REPLACE', True), \
                 mock.patch.object(ns.os, 'replace', busy_twice):
             ns.build_index(self.tmp / 'notes', index)
         self.assertEqual(len(calls), 3)
         self.assertIn('c.md', ns.load_index(str(index))['notes']['path'])
         (self.tmp / 'notes' / 'c.md').write_text('# newer\n\ncache once more\n')
-        with mock.patch.object(ns, 'RETRY_REPLACE', False), \
+        with mock.patch.object(ns, 'READERS_BLOCK_REPLACE', False), \
                 mock.patch.object(ns.os, 'replace', busy_twice):
             calls.clear()
             with self.assertRaises(PermissionError):
