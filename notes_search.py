@@ -603,11 +603,11 @@ def post_notes(notes, next_chunk):
     """Number the chunks of notes from next_chunk and collect their postings.
 
     notes is [(relative path, entry, sections)], sections as index_sections gives
-    them; each entry gets its first and words (its body words).  Returns (postings,
-    [body lengths], words) where postings maps each term to ([chunk, once per
-    occurrence], [(first, span, count)]), the second list holding runs of chunks
-    under a heading that has the term.  Chunk numbers in the first list are decimal
-    strings, for encode_postings.
+    them; each entry gets its first and words (its body words).  Returns (chunk
+    lists, heading lists, [body lengths], words): the first maps each term (UTF-8
+    bytes) but STOP_WORDS to [chunk, once per occurrence], as decimal strings for
+    encode_postings; the second to [(first, span, count)], runs of chunks under a
+    heading that has the term.
     """
     chunk_lists, heading_lists = collections.defaultdict(list), collections.defaultdict(list)
     lengths, run_terms = [], RunTerms()
@@ -623,10 +623,16 @@ def post_notes(notes, next_chunk):
                 lengths.append(len(terms))
                 next_chunk += 1
         entry['words'] = sum(lengths[note_start:])
-    terms = dict.fromkeys(itertools.chain(chunk_lists, heading_lists))
-    postings = {term.decode('utf-8'): (chunk_lists.get(term, []), heading_lists.get(term, []))
-                for term in terms if term not in STOP_WORD_BYTES}
-    return postings, lengths, sum(lengths)
+    for word in STOP_WORD_BYTES:
+        chunk_lists.pop(word, None)
+        heading_lists.pop(word, None)
+    return chunk_lists, heading_lists, lengths, sum(lengths)
+
+
+def term_postings(chunk_lists, heading_lists):
+    """{term: ([chunk], [(first, span, count)])} of post_notes' lists."""
+    return {term.decode('utf-8'): (chunk_lists.get(term, []), heading_lists.get(term, []))
+            for term in dict.fromkeys(itertools.chain(chunk_lists, heading_lists))}
 
 
 # --- Index storage: atomic write, lock, load and validate ---------------------
@@ -702,10 +708,13 @@ def encode_postings(numbers, heading):
 
     The chunk numbers in numbers are decimal strings (see post_notes).
     """
-    if not heading:
-        return ','.join(numbers)
-    return ','.join(numbers) + ';' + ','.join(
-        f'{first}+{span}' + (f':{count}' if count != 1 else '') for first, span, count in heading)
+    return ','.join(numbers) + heading_postings(heading) if heading else ','.join(numbers)
+
+
+def heading_postings(heading):
+    """The heading part of a posting string: ';first+span[:count],...'."""
+    return ';' + ','.join(f'{first}+{span}' + (f':{count}' if count != 1 else '')
+                          for first, span, count in heading)
 
 
 def find_postings(buckets, term):
@@ -848,11 +857,20 @@ def fresh_postings(notes, escaped=False):
     escaped gives the buckets JSON-escaped (see json_escaped), escaping only the
     terms: the rest of a bucket is ASCII that JSON keeps as it is.
     """
-    postings, lengths, words = post_notes(notes, 0)
+    chunk_lists, heading_lists, lengths, words = post_notes(notes, 0)
+    # Each step below maps over all terms at once: a Python call per term costs more.
+    terms = list(dict.fromkeys(itertools.chain(heading_lists, chunk_lists)))   # headings first
+    names = b'\n'.join(terms).decode('utf-8')   # terms are words: no line break, quote or '\\'
+    names = json.dumps(names)[1:-1].split('\\n') if escaped else names.split('\n')
+    bodies = list(map(','.join, map(chunk_lists.get, terms, itertools.repeat(()))))
+    headed = len(heading_lists)
+    bodies[:headed] = map(str.__add__, bodies[:headed],
+                          map(heading_postings, heading_lists.values()))
+    buckets = map(operator.mod, map(zlib.crc32, terms),   # bucket_of, on the bytes
+                  itertools.repeat(POSTING_BUCKETS))
     groups = [[] for _ in range(POSTING_BUCKETS)]
-    for term, lists in postings.items():
-        name = term if not escaped or term.isascii() else json_escaped(term).decode('ascii')
-        groups[bucket_of(term, POSTING_BUCKETS)].append(f'|{name} {encode_postings(*lists)}')
+    for bucket, record in zip(buckets, map('|{} {}'.format, names, bodies)):
+        groups[bucket].append(record)
     return [''.join(group) for group in groups], format_lengths(lengths), words
 
 
@@ -868,13 +886,14 @@ def updated_postings(old, files, parsed, dead):
     dead_chunks, dead_terms, words = set(), set(), old['stats']['words']
     for relative, entry in dead:
         dead_chunks.update(range(entry['first'], entry['first'] + entry['count']))
-        dead_postings, _, dead_words = post_notes(
+        chunk_lists, heading_lists, _, dead_words = post_notes(
             [scanned_note(relative, dict(entry), dead_texts[relative])], 0)
-        dead_terms.update(dead_postings)
+        dead_terms.update(term_postings(chunk_lists, heading_lists))
         words -= dead_words
-    added, lengths, added_words = post_notes(
+    *lists, lengths, added_words = post_notes(
         [(relative, files[relative], sections) for relative, (_, sections) in parsed.items()],
         old['slots'])
+    added = term_postings(*lists)
     if len(old['postings']) == POSTING_BUCKETS:
         touched = {bucket_of(term, POSTING_BUCKETS) for term in dead_terms | added.keys()}
         buckets = list(old['postings'])
