@@ -33,6 +33,7 @@ import heapq
 import io
 import itertools
 import json
+import marshal
 import math
 import operator
 import os
@@ -90,6 +91,8 @@ WORKER_WATCH_INTERVAL = 0.2  # seconds between a worker's checks that its parent
 LOCK_TIMEOUT = 60.0         # seconds to wait for another `index` run
 LOCK_POLL = 0.05
 LOCK_STALE_AGE = 600.0      # without fcntl: a lock file older than this is abandoned
+FORK_WORKERS = hasattr(os, 'fork') and sys.platform != 'darwin'   # else spawned: see
+                                                                # index_in_spawned_workers
 READERS_BLOCK_REPLACE = os.name == 'nt'   # there, a file open for reading cannot be replaced
 REPLACE_RETRY = 2.0         # seconds that write_index waits for searches reading the index
 RACY_MTIME_NS = 2 * 10 ** 9  # an mtime this close to the run is not trusted next time
@@ -1599,7 +1602,7 @@ def note_part(files):
 
 def start_worker(lock_fd, parent_pid):
     """Worker set-up: let go of the inherited lock, and exit once the parent has died."""
-    import threading  # imported here, like multiprocessing: only workers need it
+    import threading  # imported here: only workers need it
     if lock_fd is not None:
         os.close(lock_fd)
 
@@ -1611,59 +1614,88 @@ def start_worker(lock_fd, parent_pid):
     threading.Thread(target=exit_with_parent, daemon=True).start()
 
 
-def worker_context():
-    """multiprocessing's fork context where forking is safe, else the platform's default.
+def fork_worker(share, max_file_size, trusted_before_ns, lock_fd):
+    """Fork a worker process that indexes share; return (its pid, the reading end of a
+    pipe that brings its answer: index_new_notes's result, marshalled).
 
-    A forked worker starts at once, already holding its share: nothing is pickled
-    or imported again.
+    Forking copies this process: the worker starts at once, already holding its
+    share, and nothing is pickled or imported again.
     """
-    import multiprocessing  # imported here: only a big fresh index needs it
-    if sys.platform != 'darwin' and 'fork' in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context('fork')
-    return multiprocessing.get_context()
-
-
-def index_share(sender, share, max_file_size, trusted_before_ns, lock_fd, parent_pid):
-    """A worker process: send index_new_notes of its share (a list, or the batches it
-    claims), or the exception it raised."""
-    start_worker(lock_fd, parent_pid)
+    reader, writer = os.pipe()
+    parent_pid = os.getpid()
+    pid = os.fork()
+    if pid:
+        os.close(writer)
+        return pid, reader
+    status = 1   # the worker: it ends here whatever happens, never in its parent's code
     try:
-        with collector_paused():   # a forked worker inherits the pause; a spawned one not
-            result = index_new_notes(share, max_file_size, trusted_before_ns, False)
+        os.close(reader)
+        start_worker(lock_fd, parent_pid)
+        answer = marshal.dumps(index_new_notes(share, max_file_size, trusted_before_ns, False))
+        with open(writer, 'wb') as pipe:
+            pipe.write(answer)
+        status = 0
+    finally:   # on any error the parent gets no answer, and indexes the notes itself
+        os._exit(status)
+
+
+def fork_answer(pid, reader):
+    """The answer of a forked worker (see fork_worker), once it has ended; RuntimeError
+    when it failed or died first.  Closes reader and reaps the worker."""
+    with open(reader, 'rb') as pipe:
+        answer = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    if status or not answer:
+        raise RuntimeError('a worker process died')
+    return marshal.loads(answer)
+
+
+def index_share(sender, share, max_file_size, trusted_before_ns, parent_pid):
+    """A spawned worker process (where forking is not safe): send index_new_notes of
+    its share, marshalled, as fork_worker's workers do; nothing when that failed."""
+    start_worker(None, parent_pid)
+    try:
+        with collector_paused():
+            answer = marshal.dumps(index_new_notes(share, max_file_size, trusted_before_ns,
+                                                   False))
+    except Exception:  # noqa: BLE001 (the parent indexes the share itself)
+        return
     except KeyboardInterrupt:  # Ctrl-C reached the parent too, which stops and says so
         return
-    except Exception as error:  # the parent raises it, as it would have raised it itself
-        result = error
     with contextlib.suppress(OSError):   # a parent that died reads no answer
-        send_part(sender, result)
+        sender.send_bytes(answer)
 
 
-def send_part(sender, result):
-    """Send an index_new_notes result (or exception) to receive_part: the buckets and
-    texts, most of it, as one message of bytes that needs no pickling."""
-    if isinstance(result, Exception):
-        sender.send(result)
-        return
-    notes, skipped, buckets, lengths, words, texts = result
-    pieces = buckets + texts
-    sender.send((notes, skipped, lengths, words, len(buckets), list(map(len, pieces))))
-    sender.send_bytes(b''.join(pieces))
-
-
-def receive_part(receiver):
-    """The result that send_part sent, its buckets and texts being memoryviews of the
-    bytes received; RuntimeError when the worker died before it answered."""
+def index_in_spawned_workers(notes, processes, max_file_size, trusted_before_ns):
+    """index_in_workers where forking is not safe: multiprocessing's spawned workers,
+    each given an interleaved share of notes (nothing can be shared with them)."""
+    import multiprocessing  # imported here: only a big fresh index on such a system needs it
+    shares = [notes[start::processes] for start in range(processes)]   # alike in mix
+    workers, receivers = [], []
     try:
-        head = receiver.recv()
-        data = None if isinstance(head, Exception) else memoryview(receiver.recv_bytes())
-    except EOFError:
-        raise RuntimeError('a worker process died') from None
-    if data is None:
-        raise head
-    notes, skipped, lengths, words, buckets, sizes = head
-    ends = itertools.accumulate(sizes)
-    pieces = [data[end - size:end] for end, size in zip(ends, sizes)]
-    return notes, skipped, pieces[:buckets], lengths, words, pieces[buckets:]
+        for share in shares[1:]:
+            receiver, sender = multiprocessing.Pipe(duplex=False)
+            receivers.append(receiver)
+            with sender:   # the worker has a copy of its own
+                worker = multiprocessing.Process(target=index_share, daemon=True, args=(
+                    sender, share, max_file_size, trusted_before_ns, os.getpid()))
+                worker.start()
+            workers.append(worker)
+        yield index_new_notes(shares[0], max_file_size, trusted_before_ns, False)
+        for receiver in receivers:
+            try:
+                yield marshal.loads(receiver.recv_bytes())
+            except EOFError:
+                raise RuntimeError('a worker process died') from None
+    except BaseException:
+        for worker in workers:
+            worker.terminate()   # a worker still at work stops; one that has ended is gone
+        raise
+    finally:
+        for worker in workers:
+            worker.join()
+        for receiver in receivers:
+            receiver.close()
 
 
 def batch_claims(batches):
@@ -1686,44 +1718,36 @@ def claimed_notes(batches, claims):
 
 def index_in_workers(notes, processes, max_file_size, trusted_before_ns, lock_fd):
     """Yield index_new_notes of parts of notes: the first part indexed here, the others
-    by processes - 1 workers.  Forked workers and this process claim batches of notes
-    as they go, so that the process on a faster CPU indexes more; workers not forked
-    (nothing can be shared with them) get an interleaved share each.
+    by processes - 1 forked workers.  They and this process claim batches of notes as
+    they go, so that the process on a faster CPU indexes more.  Where forking is not
+    safe, see index_in_spawned_workers.
 
     RuntimeError when a worker died without an answer.
     """
     import hashlib  # noqa: F401 (see refresh_note) imported before forking: workers have it
-    context, workers, receivers, claims = worker_context(), [], [], None
-    if context.get_start_method() == 'fork':
-        batches = [notes[start::INDEX_BATCHES] for start in range(INDEX_BATCHES)]   # alike
-        claims = batch_claims(len(batches))
-        shares = [claimed_notes(batches, claims) for _ in range(processes)]
-    else:
-        lock_fd = None   # a worker not forked has no copy of the lock to close
-        shares = [notes[start::processes] for start in range(processes)]   # alike in mix
+    if not FORK_WORKERS:
+        yield from index_in_spawned_workers(notes, processes, max_file_size, trusted_before_ns)
+        return
+    batches = [notes[start::INDEX_BATCHES] for start in range(INDEX_BATCHES)]   # alike
+    claims, workers = batch_claims(len(batches)), []
     try:
-        for share in shares[1:]:
-            receiver, sender = context.Pipe(duplex=False)
-            receivers.append(receiver)
-            with sender:   # the worker has a copy of its own
-                worker = context.Process(target=index_share, daemon=True, args=(
-                    sender, share, max_file_size, trusted_before_ns, lock_fd, os.getpid()))
-                worker.start()
-            workers.append(worker)
-        yield index_new_notes(shares[0], max_file_size, trusted_before_ns, False)
-        for receiver in receivers:
-            yield receive_part(receiver)
+        for _ in range(processes - 1):
+            workers.append(fork_worker(claimed_notes(batches, claims), max_file_size,
+                                       trusted_before_ns, lock_fd))
+        yield index_new_notes(claimed_notes(batches, claims), max_file_size, trusted_before_ns,
+                              False)
+        while workers:
+            yield fork_answer(*workers.pop(0))
     except BaseException:
-        for worker in workers:
-            worker.terminate()   # a worker still at work stops; one that has ended is gone
+        import signal  # imported here: only a failed or interrupted run needs it
+        for pid, _ in workers:
+            os.kill(pid, signal.SIGTERM)   # a worker still at work stops; one that ended is gone
         raise
     finally:
-        for worker in workers:
-            worker.join()
-        for receiver in receivers:
-            receiver.close()
-        if claims is not None:
-            os.close(claims)
+        for pid, reader in workers:
+            os.close(reader)
+            os.waitpid(pid, 0)
+        os.close(claims)
 
 
 def fresh_index(notes, max_file_size, trusted_before_ns, strict, progress, lock_fd):

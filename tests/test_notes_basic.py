@@ -387,6 +387,23 @@ class IncrementalTests(TempDirCase):
             ns.build_index(root, serial)
 
 
+    @unittest.skipUnless(ns.FORK_WORKERS and (os.cpu_count() or 1) >= 2,
+                         'needs forked worker processes')
+    def test_a_worker_that_fails_leaves_its_notes_to_the_main_process(self):
+        root = self.tmp / 'notes'
+        for number in range(30):
+            self.write(f'n{number}.md', f'# note {number}\n\nword{number} cache\n')
+        index = self.tmp / 'index.json'
+        with mock.patch.object(ns, 'PARALLEL_MIN_NOTES', 10), \
+                mock.patch.object(ns, 'start_worker', side_effect=RuntimeError('worker bug')):
+            summary = ns.update_index(root, index, strict=False)
+        self.assertEqual(summary['changed'], 30)
+        self.assertEqual(len(ns.load_index(str(index))['notes']['path']), 30)
+        self.assertEqual([hit['path'] for hit in ns.search(index, 'word7')], ['n7.md'])
+        with self.assertRaises(ChildProcessError):   # the failed worker was reaped
+            os.waitpid(-1, os.WNOHANG)
+
+
 class CliTests(TempDirCase):
     def setUp(self):
         super().setUp()
