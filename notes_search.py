@@ -267,6 +267,10 @@ LIST_OR_QUOTE = re.compile(r' {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)| {0,3}>')
 YAML_KEY = re.compile(r'([A-Za-z_][\w-]*)[ \t]*:(.*)$')
 YAML_ITEM = re.compile(r'[ \t]*-(?:[ \t]+(.*))?$')
 YAML_OTHER = re.compile(r'[ \t]+\S|[ \t]*#|[ \t]*$')
+FRONT_MATTER_PEEK = 10      # lines looked at for front matter before splitting the whole note
+SIMPLE_FRONT_MATTER = re.compile(   # front matter of `key: value` lines only (most of it)
+    r'---[ \t]*\n((?:[A-Za-z_][\w-]*[ \t]*:[^\n]*\n)*?)(?:---|\.\.\.)[ \t]*\n')
+SIMPLE_FRONT_MATTER_KEY = re.compile(r'^([A-Za-z_][\w-]*)[ \t]*:(.*)$', re.M)   # as YAML_KEY
 INLINE_CODE = re.compile(r'(`+).*?(?<!`)\1(?!`)')
 URL = re.compile(r'<[^>\s]*>|[A-Za-z][A-Za-z0-9+.-]*://\S*|www\.\S*')
 BLOCK_MARKERS = '`~t#=-*_'   # first characters of lines that may be more than text
@@ -277,7 +281,6 @@ PLAIN_BODY_BREAKERS = ('```', '~~~', 'tags:')
 SETEXT_OR_BREAK = re.compile(r'\n {0,3}(?:[=*_]|-[ \t]*[-\n])')   # maybe; then scan_note
 PLAIN_HEADING = re.compile(r'\n {0,3}#{1,6}(?=[ \t\n])[^\n]*')      # where ATX_HEADING matches
 PLAIN_BLANK_LINE = re.compile(r'\n[^\S\n]*(?=\n|\Z)')
-FRONT_MATTER_PEEK = 10      # lines looked at for front matter before splitting the whole note
 
 
 def tag_list(value):
@@ -414,17 +417,21 @@ def stored_text(text):
 def plain_body(text):
     """(front matter tags, line number before the body, '\\n' + body) of a stored text
     whose body is plain (see PLAIN_BODY_BREAKERS); None for any other text."""
-    tags, first_body_line = [], 0
-    if text.startswith('---'):
+    tags, first_body_line, body = [], 0, '\n' + text
+    simple = text.startswith('---') and SIMPLE_FRONT_MATTER.match(text)
+    if simple:   # front_matter's result without a loop over its lines
+        for key, value in SIMPLE_FRONT_MATTER_KEY.findall(simple.group(1)):
+            if key.lower() == 'tags':
+                tags += tag_list(value)
+        first_body_line, body = simple.group().count('\n'), text[simple.end() - 1:]
+    elif text.startswith('---'):
         lines = text.split('\n', FRONT_MATTER_PEEK)   # front matter is short: split no further
         tags, first_body_line = front_matter(lines[:-1])
         if not first_body_line and len(lines) > FRONT_MATTER_PEEK:
             lines = text.split('\n')
             tags, first_body_line = front_matter(lines[:-1])
-    if first_body_line:   # the body, from the '\n' that ends the front matter
-        body = text[sum(map(len, lines[:first_body_line])) + first_body_line - 1:]
-    else:
-        body = '\n' + text
+        if first_body_line:   # the body, from the '\n' that ends the front matter
+            body = text[sum(map(len, lines[:first_body_line])) + first_body_line - 1:]
     if any(map(body.__contains__, PLAIN_BODY_BREAKERS)) or SETEXT_OR_BREAK.search(body):
         return None
     return tags, first_body_line, body

@@ -271,6 +271,26 @@ class MutationTests(unittest.TestCase):
             plain += ns.plain_body(text) is not None
         self.assertGreater(plain, 1000)
 
+    def test_simple_front_matter_reads_as_front_matter_reads_it(self):
+        pieces = ['---', '--- ', '...', '... ', 'tags: [a, b]', 'Tags: x', 'TAGS: "#z"', 'tags:',
+                  'tags: a, b', '  - c', '- d', 'title: T', 'x-y: 1', '_k: v', 'key : v', 'k:v',
+                  '# c', '', ' ', 'bad line', '---\t', 'é: 1', 'ключ: 2', '\x0b', '\xa0']
+        simple = 0
+        for seed in range(3000):
+            rng = random.Random(seed)
+            lines = ['---'] + [rng.choice(pieces) for _ in range(rng.randint(0, 6))]
+            text = ns.stored_text('\n'.join(lines + [rng.choice(['---', '...', 'x']), 'text']))
+            lines = text.split('\n')
+            tags, first_body_line = ns.front_matter(lines[:-1])
+            if not first_body_line:
+                continue
+            body = text[sum(map(len, lines[:first_body_line])) + first_body_line - 1:]
+            plain = ns.plain_body(text)
+            if plain is not None:
+                self.assertEqual(plain, (tags, first_body_line, body), text)
+                simple += bool(ns.SIMPLE_FRONT_MATTER.match(text))
+        self.assertGreater(simple, 300)
+
     def test_stored_text_gives_back_the_same_chunks(self):
         with tempfile.TemporaryDirectory() as temp:
             tmp = Path(temp)
