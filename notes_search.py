@@ -1369,7 +1369,19 @@ def json_string_list(strings):
 
 def string_sizes(value):
     """Byte sizes of the strings in a JSON list of strings none of which holds a quote
-    (as posting and text strings do not); [] for anything else."""
+    (as posting and text strings do not), given as bytes or as json_string_list's
+    JsonPieces; [] for anything else."""
+    if isinstance(value, JsonPieces):
+        if len(value) == 1:
+            return string_sizes(value[0])
+        sizes, size = [], 0
+        for piece in value[1:-1]:   # a string's pieces, then '","' (no string holds a quote)
+            if piece == b'","':
+                sizes.append(size)
+                size = 0
+            else:
+                size += len(piece)
+        return sizes + [size]
     sizes, start = [], 2
     if not value.startswith(b'["'):
         return sizes
@@ -1384,13 +1396,13 @@ def string_sizes(value):
 
 
 def index_layout(values):
-    """The 'layout' of an index file whose keys and JSON values are values (see
-    laid_out_index)."""
+    """The 'layout' of an index file whose keys and JSON values (as JsonPieces) are
+    values (see laid_out_index)."""
     starts, position = {}, 1   # each value's first byte; the file starts with '{'
     for key, value in values.items():
         starts[key] = position + len(json_bytes(key)) + 1
-        position = starts[key] + len(value) + 1
-    head = [starts['notes'] + values['notes'].find(FILE_COLUMNS_KEY),
+        position = starts[key] + sum(map(len, value)) + 1
+    head = [starts['notes'] + b''.join(values['notes']).find(FILE_COLUMNS_KEY),
             starts['skipped'] - len(AFTER_NOTES_KEY), starts['postings'] + 2]
     return {'head': head, 'postings': string_sizes(values['postings']),
             'texts': string_sizes(values['texts'])}
@@ -1415,11 +1427,11 @@ def write_index(index_path, document):
     The JSON is compact and ASCII (see json_object); the layout and the checksum
     are added as the last keys.
     """
-    values = {key: b''.join(value) if isinstance(value, JsonPieces)
-              else value.json() if isinstance(value, LazyStrings) else json_bytes(value)
-              for key, value in document.items()}
-    values['layout'] = json_bytes(index_layout(values))
-    pieces = list(json_object({key: JsonPieces((value,)) for key, value in values.items()}))
+    values = {key: value if isinstance(value, JsonPieces) else JsonPieces((
+                  value.json() if isinstance(value, LazyStrings) else json_bytes(value),))
+              for key, value in document.items()}   # big values stay in pieces: no copy
+    values['layout'] = JsonPieces((json_bytes(index_layout(values)),))
+    pieces = list(json_object(values))
     del pieces[-1]   # the closing brace, which follows the checksum
     checksum = 0
     for piece in pieces:
