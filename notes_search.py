@@ -1635,7 +1635,7 @@ def start_worker(lock_fd, parent_pid):
 
 def fork_worker(share, max_file_size, trusted_before_ns, lock_fd):
     """Fork a worker process that indexes share; return (its pid, the reading end of a
-    pipe that brings its answer: index_new_notes's result, marshalled).
+    pipe that brings its answer (see answer_pieces)).
 
     Forking copies this process: the worker starts at once, already holding its
     share, and nothing is pickled or imported again.
@@ -1650,33 +1650,55 @@ def fork_worker(share, max_file_size, trusted_before_ns, lock_fd):
     try:
         os.close(reader)
         start_worker(lock_fd, parent_pid)
-        answer = marshal.dumps(index_new_notes(share, max_file_size, trusted_before_ns, False))
+        answer = answer_pieces(index_new_notes(share, max_file_size, trusted_before_ns, False))
         with open(writer, 'wb') as pipe:
-            pipe.write(answer)
+            pipe.writelines(answer)
         status = 0
     finally:   # on any error the parent gets no answer, and indexes the notes itself
         os._exit(status)
 
 
+def answer_pieces(result):
+    """A worker's answer to send: index_new_notes's result as pieces of bytes, the
+    size of a marshalled head, the head, then the buckets and texts (most of it) as
+    they are, so that neither side copies them (see answer_result)."""
+    notes, skipped, buckets, lengths, words, texts = result
+    pieces = buckets + texts
+    head = marshal.dumps((notes, skipped, lengths, words, len(buckets), list(map(len, pieces))))
+    return [len(head).to_bytes(8, 'big'), head] + pieces
+
+
+def answer_result(answer):
+    """The index_new_notes result in a worker's answer (a memoryview of the bytes of
+    answer_pieces), its buckets and texts memoryviews of answer."""
+    position = 8 + int.from_bytes(answer[:8], 'big')
+    notes, skipped, lengths, words, buckets, sizes = marshal.loads(answer[8:position])
+    pieces = []
+    for size in sizes:
+        pieces.append(answer[position:position + size])
+        position += size
+    return notes, skipped, pieces[:buckets], lengths, words, pieces[buckets:]
+
+
 def fork_answer(pid, reader):
-    """The answer of a forked worker (see fork_worker), once it has ended; RuntimeError
-    when it failed or died first.  Closes reader and reaps the worker."""
+    """The result in a forked worker's answer (see fork_worker), once the worker has
+    ended; RuntimeError when it failed or died first.  Closes reader, reaps the worker."""
     with open(reader, 'rb') as pipe:
         answer = pipe.read()
     _, status = os.waitpid(pid, 0)
     if status or not answer:
         raise RuntimeError('a worker process died')
-    return marshal.loads(answer)
+    return answer_result(memoryview(answer))
 
 
 def index_share(sender, share, max_file_size, trusted_before_ns, parent_pid):
-    """A spawned worker process (where forking is not safe): send index_new_notes of
-    its share, marshalled, as fork_worker's workers do; nothing when that failed."""
+    """A spawned worker process (where forking is not safe): send its answer (see
+    answer_pieces) for its share, as fork_worker's workers do; nothing when it failed."""
     start_worker(None, parent_pid)
     try:
         with collector_paused():
-            answer = marshal.dumps(index_new_notes(share, max_file_size, trusted_before_ns,
-                                                   False))
+            answer = b''.join(answer_pieces(index_new_notes(share, max_file_size,
+                                                            trusted_before_ns, False)))
     except Exception:  # noqa: BLE001 (the parent indexes the share itself)
         return
     except KeyboardInterrupt:  # Ctrl-C reached the parent too, which stops and says so
@@ -1703,7 +1725,7 @@ def index_in_spawned_workers(notes, processes, max_file_size, trusted_before_ns)
         yield index_new_notes(shares[0], max_file_size, trusted_before_ns, False)
         for receiver in receivers:
             try:
-                yield marshal.loads(receiver.recv_bytes())
+                yield answer_result(memoryview(receiver.recv_bytes()))
             except EOFError:
                 raise RuntimeError('a worker process died') from None
     except BaseException:
