@@ -535,6 +535,9 @@ HANGUL_BYTES = re.compile(   # a run of 가-힣 in UTF-8
 SYLLABLE_BYTES = 3          # every Hangul syllable is three bytes in UTF-8
 PARTICLE_BYTES = frozenset(particle.encode('utf-8') for particle in KOREAN_PARTICLES)
 STOP_WORD_BYTES = frozenset(word.encode('ascii') for word in STOP_WORDS)
+PARTICLE_SIZES = sorted({len(particle) for particle in PARTICLE_BYTES}, reverse=True)
+MIN_STEM_BYTES = MIN_STEM_SYLLABLES * SYLLABLE_BYTES
+BIGRAM_BYTES = 2 * SYLLABLE_BYTES
 
 
 def hangul_terms(word):
@@ -542,15 +545,14 @@ def hangul_terms(word):
     syllable stays whole.  Works on bytes, so that no term is decoded or encoded."""
     if word in PARTICLE_BYTES:
         return ()
-    for size in (3 * SYLLABLE_BYTES, 2 * SYLLABLE_BYTES, SYLLABLE_BYTES):
-        if (len(word) - size >= MIN_STEM_SYLLABLES * SYLLABLE_BYTES
-                and word[-size:] in PARTICLE_BYTES):
+    for size in PARTICLE_SIZES:
+        if len(word) - size >= MIN_STEM_BYTES and word[-size:] in PARTICLE_BYTES:
             word = word[:-size]
             break
-    bigram = 2 * SYLLABLE_BYTES
-    if len(word) < bigram:
+    if len(word) <= BIGRAM_BYTES:   # one or two syllables: the word is its only term
         return (word,)
-    return tuple(word[i:i + bigram] for i in range(0, len(word) - SYLLABLE_BYTES, SYLLABLE_BYTES))
+    return tuple([word[start:start + BIGRAM_BYTES]
+                  for start in range(0, len(word) - SYLLABLE_BYTES, SYLLABLE_BYTES)])
 
 
 def unicode_terms(run):
