@@ -279,7 +279,7 @@ INLINE_TAG = re.compile(r'(?<!\S)#(\w[\w/-]*)')
 # with these expressions over '\n' + body instead of line by line; see scan_text.
 PLAIN_BODY_BREAKERS = ('```', '~~~', 'tags:')
 SETEXT_OR_BREAK = re.compile(r'\n {0,3}(?:[=*_]|-[ \t]*[-\n])')   # maybe; then scan_note
-PLAIN_HEADING = re.compile(r'\n {0,3}#{1,6}(?=[ \t\n])[^\n]*')      # where ATX_HEADING matches
+PLAIN_HEADING_CUT = re.compile(r'\n( {0,3}#{1,6}(?=[ \t\n])[^\n]*)')   # where ATX_HEADING matches
 PLAIN_BLANK_LINE = re.compile(r'\n[^\S\n]*(?=\n|\Z)')
 
 
@@ -438,18 +438,17 @@ def plain_body(text):
 
 
 def plain_sections(body):
-    """Yield (heading path, text) of each stretch of a plain body ('\\n' + body) that
-    ATX headings delimit; the text starts at the '\\n' before its first line."""
-    open_headings, path, position = [], (), 0
-    for heading in PLAIN_HEADING.finditer(body):
-        yield path, body[position:heading.start()]
-        level, title = ATX_HEADING.match(heading.group(), 1).group(1, 2)
+    """[(heading path, text)] of the stretches of a plain body ('\\n' + body) that ATX
+    headings delimit, in order; a text starts at the '\\n' before its first line."""
+    parts = PLAIN_HEADING_CUT.split(body)   # [text, heading, text, ..., heading, text]
+    sections, open_headings = [((), parts[0])], []
+    for heading, text in zip(parts[1::2], parts[2::2]):
+        level, title = ATX_HEADING.match(heading).group(1, 2)
         while open_headings and open_headings[-1][0] >= len(level):
             open_headings.pop()
         open_headings.append((len(level), title or ''))
-        path = tuple(title for _, title in open_headings)
-        position = heading.end()
-    yield path, body[position:]
+        sections.append((tuple([title for _, title in open_headings]), text))
+    return sections
 
 
 def with_inline_tags(tags, texts):
@@ -502,12 +501,13 @@ def index_sections(text):
         runs = itertools.groupby(zip(blocks, texts), key=lambda block_text: block_text[0][2])
         return tags, [(path, [text for _, text in run]) for path, run in runs]
     tags, _, body = plain
-    sections, texts = [], []
+    sections, hashes = [], False
     for path, section in plain_sections(body):
         chunks = list(filter(None, PLAIN_BLANK_LINE.split(section)))
         if chunks:
             sections.append((path, chunks))
-            texts += chunks
+            hashes = hashes or '#' in section
+    texts = [chunk for _, chunks in sections for chunk in chunks] if hashes else []
     return with_inline_tags(tags, texts), sections
 
 
