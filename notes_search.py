@@ -85,7 +85,7 @@ MAX_CHUNK_LENGTH = 10 ** LENGTH_DIGITS - 1
 COMPACT_DEAD_SHARE = 0.5    # renumber all chunks once this share of numbers is unused
 PARALLEL_MIN_NOTES = 2000   # a fresh index of this many notes is built by worker processes
 MAX_WORKERS = 4
-INDEX_BATCHES = 128         # forked workers claim the notes in this many batches (at most 256)
+INDEX_BATCHES = 256         # forked workers claim the notes in this many batches (at most 256)
 WORKER_WATCH_INTERVAL = 0.2  # seconds between a worker's checks that its parent lives
 
 LOCK_TIMEOUT = 60.0         # seconds to wait for another `index` run
