@@ -91,8 +91,7 @@ WORKER_WATCH_INTERVAL = 0.2  # seconds between a worker's checks that its parent
 LOCK_TIMEOUT = 60.0         # seconds to wait for another `index` run
 LOCK_POLL = 0.05
 LOCK_STALE_AGE = 600.0      # without fcntl: a lock file older than this is abandoned
-FORK_WORKERS = hasattr(os, 'fork') and sys.platform != 'darwin'   # else spawned: see
-                                                                # index_in_spawned_workers
+FORK_WORKERS = hasattr(os, 'fork') and sys.platform != 'darwin'   # elsewhere: spawned workers
 READERS_BLOCK_REPLACE = os.name == 'nt'   # there, a file open for reading cannot be replaced
 REPLACE_RETRY = 2.0         # seconds that write_index waits for searches reading the index
 RACY_MTIME_NS = 2 * 10 ** 9  # an mtime this close to the run is not trusted next time
