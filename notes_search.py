@@ -602,12 +602,29 @@ def query_terms(question):
     return [term for term in analyze(question) if term not in STOP_WORDS]
 
 
-def chunk_terms(text, run_terms):
-    """Terms of text as UTF-8 bytes, repeats kept, in no fixed order (for indexing)."""
-    runs = text.encode('utf-8', 'replace').translate(ASCII_FOLD).split()
-    if text.isascii():
-        return runs
-    return list(itertools.chain.from_iterable(map(run_terms.__getitem__, runs)))
+def chunk_runs(text):
+    """Runs of word bytes of text, repeats kept: its terms once post_notes has replaced
+    the runs that hold other than ASCII (see expand_runs)."""
+    return text.encode('utf-8', 'replace').translate(ASCII_FOLD).split()
+
+
+def expand_runs(chunk_lists, lengths, first_chunk, run_terms):
+    """Replace each run holding other than ASCII in chunk_lists (run: [chunk]) by its
+    terms (see unicode_terms), and turn lengths, counted in runs, into term counts.
+
+    Expanding each distinct run once costs less than looking up every run of every
+    chunk.  The chunk lists of a term are then in no fixed order.
+    """
+    expanded = collections.defaultdict(list)
+    for run in [run for run in chunk_lists if not run.isascii()]:
+        chunks, terms = chunk_lists.pop(run), run_terms[run]
+        for term in terms:
+            expanded[term] += chunks
+        if len(terms) != 1:
+            for chunk in chunks:
+                lengths[int(chunk) - first_chunk] += len(terms) - 1
+    for term, chunks in expanded.items():
+        chunk_lists[term] += chunks
 
 
 def post_notes(notes, next_chunk):
@@ -621,19 +638,22 @@ def post_notes(notes, next_chunk):
     heading that has the term.
     """
     chunk_lists, heading_lists = collections.defaultdict(list), collections.defaultdict(list)
-    lengths, run_terms = [], RunTerms()
+    lengths, run_terms, first_chunk, spans = [], RunTerms(), next_chunk, []
     for relative, entry, sections in notes:
         entry['first'], note_start = next_chunk, len(lengths)
         for path, texts in sections:
             for term, count in count_terms(path[-1] if path else relative, run_terms).items():
                 heading_lists[term].append((next_chunk, len(texts), count))
             for text in texts:
-                label, terms = str(next_chunk), chunk_terms(text, run_terms)
-                for term in terms:
-                    chunk_lists[term].append(label)
-                lengths.append(len(terms))
+                label, runs = str(next_chunk), chunk_runs(text)
+                for run in runs:
+                    chunk_lists[run].append(label)
+                lengths.append(len(runs))
                 next_chunk += 1
-        entry['words'] = sum(lengths[note_start:])
+        spans.append((entry, note_start, len(lengths)))
+    expand_runs(chunk_lists, lengths, first_chunk, run_terms)
+    for entry, start, end in spans:
+        entry['words'] = sum(lengths[start:end])
     for word in STOP_WORD_BYTES:
         chunk_lists.pop(word, None)
         heading_lists.pop(word, None)
@@ -715,7 +735,7 @@ def decode_postings(segments):
 
 
 def encode_postings(numbers, heading):
-    """One posting string (base 0) for post_notes' lists, each sorted by chunk number.
+    """One posting string (base 0) for post_notes' lists.
 
     The chunk numbers in numbers are decimal strings (see post_notes).
     """

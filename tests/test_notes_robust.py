@@ -1,4 +1,5 @@
 """notes_search.py under SIGKILL, concurrent processes and randomised Markdown."""
+import collections
 import json
 import os
 import random
@@ -290,6 +291,32 @@ class MutationTests(unittest.TestCase):
                 self.assertEqual(plain, (tags, first_body_line, body), text)
                 simple += bool(ns.SIMPLE_FRONT_MATTER.match(text))
         self.assertGreater(simple, 300)
+
+    def test_posted_terms_and_lengths_are_each_chunks_own_terms(self):
+        words = ['에서', '학교에서', '캐시를', '검색엔진', '엔진', '하하하', '가', '를', '캐시',
+                 'café', 'abc가나', 'naïve검색', '파일1', '…캐시', 'ＡＢＣ', 'the', 'a', 'Cache',
+                 'x2', '으로는', '검색엔진을', '\ud800캐시', 'ß', '가나다라마']
+        for seed in range(200):
+            rng = random.Random(seed)
+            notes = [(f'n{number}.md', {}, [((), [' '.join(rng.choice(words)
+                                                         for _ in range(rng.randint(0, 8)))
+                                                for _ in range(rng.randint(1, 4))])])
+                     for number in range(rng.randint(1, 5))]
+            chunk_lists, _, lengths, words_total = ns.post_notes(notes, 7)
+            texts = [text for _, _, sections in notes for _, chunk_texts in sections
+                     for text in chunk_texts]
+            posted = [collections.Counter() for _ in texts]
+            for term, chunks in chunk_lists.items():
+                for chunk in chunks:
+                    posted[int(chunk) - 7][term] += 1
+            for number, text in enumerate(texts):
+                counts = ns.count_terms(text, ns.RunTerms())
+                self.assertEqual(lengths[number], sum(counts.values()), (seed, text))
+                self.assertEqual(posted[number], collections.Counter(
+                    {term: count for term, count in counts.items()
+                     if term not in ns.STOP_WORD_BYTES}), (seed, text))
+            self.assertEqual(words_total, sum(lengths))
+            self.assertEqual(sum(entry['words'] for _, entry, _ in notes), sum(lengths))
 
     def test_stored_text_gives_back_the_same_chunks(self):
         with tempfile.TemporaryDirectory() as temp:
