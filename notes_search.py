@@ -269,7 +269,7 @@ YAML_OTHER = re.compile(r'[ \t]+\S|[ \t]*#|[ \t]*$')
 FRONT_MATTER_PEEK = 10      # lines looked at for front matter before splitting the whole note
 SIMPLE_FRONT_MATTER = re.compile(   # front matter of `key: value` lines only (most of it)
     r'---[ \t]*\n((?:[A-Za-z_][\w-]*[ \t]*:[^\n]*\n)*?)(?:---|\.\.\.)[ \t]*\n')
-SIMPLE_FRONT_MATTER_KEY = re.compile(r'^([A-Za-z_][\w-]*)[ \t]*:(.*)$', re.M)   # as YAML_KEY
+SIMPLE_FRONT_MATTER_KEY = re.compile('^' + YAML_KEY.pattern, re.M)   # each of its lines
 INLINE_CODE = re.compile(r'(`+).*?(?<!`)\1(?!`)')
 URL = re.compile(r'<[^>\s]*>|[A-Za-z][A-Za-z0-9+.-]*://\S*|www\.\S*')
 BLOCK_MARKERS = '`~t#=-*_'   # first characters of lines that may be more than text
@@ -1720,10 +1720,8 @@ def index_share(sender, share, max_file_size, trusted_before_ns, parent_pid):
         with collector_paused():
             answer = b''.join(answer_pieces(index_new_notes(share, max_file_size,
                                                             trusted_before_ns, False)))
-    except Exception:  # noqa: BLE001 (the parent indexes the share itself)
-        return
-    except KeyboardInterrupt:  # Ctrl-C reached the parent too, which stops and says so
-        return
+    except (Exception, KeyboardInterrupt):  # noqa: BLE001 the parent indexes the share
+        return                               # itself, or was interrupted too and says so
     with contextlib.suppress(OSError):   # a parent that died reads no answer
         sender.send_bytes(answer)
 
