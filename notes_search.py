@@ -78,14 +78,14 @@ KOREAN_PARTICLES = frozenset(
 MIN_STEM_SYLLABLES = 2      # strip a particle only if this much of the word is left
 
 POSTING_BUCKETS = 512       # postings are spread over this many strings by crc32(term)
-TEXT_BUCKETS = 256          # stored note texts are spread over this many strings by crc32(path)
+TEXT_BUCKETS = 256          # stored note texts are spread over this many strings by crc32(path);
+                            # a fresh index claims its notes in these batches (at most 256)
 TEXT_COMPRESSION = 1        # zlib level of stored texts: fast, and a hit decompresses little
 LENGTH_DIGITS = 4           # each chunk's word count, zero-padded, in one string
 MAX_CHUNK_LENGTH = 10 ** LENGTH_DIGITS - 1
 COMPACT_DEAD_SHARE = 0.5    # renumber all chunks once this share of numbers is unused
 PARALLEL_MIN_NOTES = 2000   # a fresh index of this many notes is built by worker processes
 MAX_WORKERS = 4
-INDEX_BATCHES = 256         # forked workers claim the notes in this many batches (at most 256)
 WORKER_WATCH_INTERVAL = 0.2  # seconds between a worker's checks that its parent lives
 
 LOCK_TIMEOUT = 60.0         # seconds to wait for another `index` run
@@ -675,7 +675,7 @@ def term_postings(chunk_lists, heading_lists):
 #             first+count-1, and words counts their body words
 #   texts:    TEXT_BUCKETS strings; the notes whose crc32(path) falls in a bucket
 #             are stored there as 'path\0text\0' records, zlib-compressed and in
-#             base64, one part per worker (space-separated).  A search decompresses
+#             base64, in one or more space-separated parts.  A search decompresses
 #             only the buckets of its hits.
 #   slots:    chunk numbers handed out; numbers of changed notes stay unused until
 #             COMPACT_DEAD_SHARE of them are, then all are renumbered
@@ -823,12 +823,15 @@ def unpack_texts(bucket):
     return texts
 
 
-def text_buckets(texts):
-    """The TEXT_BUCKETS text strings for {path: text}, one part per non-empty bucket."""
+def note_batches(notes):
+    """[(text bucket, [its notes])] for every text bucket, of notes as list_notes gives
+    them: a fresh index reads them batch by batch, and packs each batch's texts at once."""
     groups = [[] for _ in range(TEXT_BUCKETS)]
-    for relative, text in texts.items():
-        groups[text_bucket(relative, TEXT_BUCKETS)].append((relative, text))
-    return [pack_texts(group) if group else '' for group in groups]
+    names = map(str.encode, [note[0] for note in notes], itertools.repeat('utf-8'),
+                itertools.repeat('surrogateescape'))
+    for note, checksum in zip(notes, map(zlib.crc32, names)):   # text_bucket of each
+        groups[checksum % TEXT_BUCKETS].append(note)
+    return list(enumerate(groups))
 
 
 def bucket_texts(buckets, bucket, paths):
@@ -1604,30 +1607,35 @@ def collector_paused():
             gc.enable()
 
 
-def index_new_notes(notes, max_file_size, trusted_before_ns, strict):
+def index_new_notes(batches, max_file_size, trusted_before_ns, strict):
     """Read, parse and post notes from scratch, numbering their chunks from 0.
 
+    batches is an iterable of (text bucket, [notes]) as note_batches gives them.
     Returns (notes, skipped, buckets, lengths string, words, texts), notes as
     note_part gives them, the buckets and texts JSON-escaped (see json_escaped): the
     process writing the index has little left to do.  For a big folder each process
-    runs this on its share of the notes: an iterator over the batches it claims
-    (see index_in_workers).
+    runs this on the batches it claims (see index_in_workers), and packs the texts
+    of each batch as soon as it is read, while the other processes still work.
     """
-    files, skipped, texts = {}, [], {}
+    files, skipped, packed = {}, [], [b''] * TEXT_BUCKETS
 
     def scanned_notes():   # read as fresh_postings goes: a claimed note is posted at once
-        for relative, path, info in notes:
-            entry, scanned, skip = read_note(relative, path, info, None, max_file_size,
-                                             trusted_before_ns, strict)
-            if skip:
-                skipped.append(skip)
-                continue
-            files[relative], texts[relative] = entry, scanned[0]
-            yield relative, entry, scanned[1]
+        for bucket, notes in batches:
+            texts = []
+            for relative, path, info in notes:
+                entry, scanned, skip = read_note(relative, path, info, None, max_file_size,
+                                                 trusted_before_ns, strict)
+                if skip:
+                    skipped.append(skip)
+                    continue
+                files[relative] = entry
+                texts.append((relative, scanned[0]))
+                yield relative, entry, scanned[1]
+            if texts:
+                packed[bucket] = pack_texts(texts).encode('ascii')   # base64: no escapes
 
     buckets, lengths, words = fresh_postings(scanned_notes(), escaped=True)
     escaped = [bucket.encode('ascii') for bucket in buckets]
-    packed = [part.encode('ascii') for part in text_buckets(texts)]   # base64: no escapes
     return note_part(files), skipped, escaped, lengths, words, packed
 
 
@@ -1654,26 +1662,38 @@ def start_worker(lock_fd, parent_pid):
     threading.Thread(target=exit_with_parent, daemon=True).start()
 
 
+def answer_file():
+    """A nameless file to hold a worker's answer: in memory where the system has memfd."""
+    if hasattr(os, 'memfd_create'):
+        return os.memfd_create('notes_search answer', os.MFD_CLOEXEC)
+    import tempfile  # imported here: only a big fresh index without memfd needs it
+    fd, path = tempfile.mkstemp(prefix='notes_search-')
+    os.remove(path)
+    return fd
+
+
 def fork_worker(share, max_file_size, trusted_before_ns, lock_fd):
-    """Fork a worker process that indexes share; return (its pid, the reading end of a
-    pipe that brings its answer (see answer_pieces)).
+    """Fork a worker process that indexes share (batches of notes); return (its pid,
+    the file it writes its answer to (see answer_pieces)).
 
     Forking copies this process: the worker starts at once, already holding its
-    share, and nothing is pickled or imported again.
+    share, and nothing is pickled or imported again.  The answer goes to a file,
+    not a pipe, so that the worker never waits for this process to read it.
     """
-    reader, writer = os.pipe()
-    parent_pid = os.getpid()
-    pid = os.fork()
+    answer, parent_pid = answer_file(), os.getpid()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(answer)
+        raise
     if pid:
-        os.close(writer)
-        return pid, reader
+        return pid, answer
     status = 1   # the worker: it ends here whatever happens, never in its parent's code
     try:
-        os.close(reader)
         start_worker(lock_fd, parent_pid)
-        answer = answer_pieces(index_new_notes(share, max_file_size, trusted_before_ns, False))
-        with open(writer, 'wb') as pipe:
-            pipe.writelines(answer)
+        pieces = answer_pieces(index_new_notes(share, max_file_size, trusted_before_ns, False))
+        with open(answer, 'wb') as file:
+            file.writelines(pieces)
         status = 0
     finally:   # on any error the parent gets no answer, and indexes the notes itself
         os._exit(status)
@@ -1701,20 +1721,27 @@ def answer_result(answer):
     return notes, skipped, pieces[:buckets], lengths, words, pieces[buckets:]
 
 
-def fork_answer(pid, reader):
-    """The result in a forked worker's answer (see fork_worker), once the worker has
-    ended; RuntimeError when it failed or died first.  Closes reader, reaps the worker."""
-    with open(reader, 'rb') as pipe:
-        answer = pipe.read()
-    _, status = os.waitpid(pid, 0)
-    if status or not answer:
-        raise RuntimeError('a worker process died')
-    return answer_result(memoryview(answer))
+def worker_answer(answer, status):
+    """The result in the answer file of a forked worker that ended with status (see
+    fork_worker); RuntimeError when it failed or died first.  Closes answer.
+
+    The file is mapped, not read: the buckets and texts stay in the pages the worker
+    wrote until the index is written.
+    """
+    import mmap  # imported here: only a big fresh index needs it
+    try:
+        size = os.fstat(answer).st_size
+        if status or not size:
+            raise RuntimeError('a worker process died')
+        return answer_result(memoryview(mmap.mmap(answer, size, access=mmap.ACCESS_READ)))
+    finally:
+        os.close(answer)
 
 
 def index_share(sender, share, max_file_size, trusted_before_ns, parent_pid):
     """A spawned worker process (where forking is not safe): send its answer (see
-    answer_pieces) for its share, as fork_worker's workers do; nothing when it failed."""
+    answer_pieces) for its share of the batches, as fork_worker's workers do; nothing
+    when it failed."""
     start_worker(None, parent_pid)
     try:
         with collector_paused():
@@ -1728,9 +1755,10 @@ def index_share(sender, share, max_file_size, trusted_before_ns, parent_pid):
 
 def index_in_spawned_workers(notes, processes, max_file_size, trusted_before_ns):
     """index_in_workers where forking is not safe: multiprocessing's spawned workers,
-    each given an interleaved share of notes (nothing can be shared with them)."""
+    each given an interleaved share of the batches (nothing can be shared with them)."""
     import multiprocessing  # imported here: only a big fresh index on such a system needs it
-    shares = [notes[start::processes] for start in range(processes)]   # alike in mix
+    batches = note_batches(notes)
+    shares = [batches[start::processes] for start in range(processes)]
     workers, receivers = [], []
     try:
         for share in shares[1:]:
@@ -1767,13 +1795,13 @@ def batch_claims(batches):
     return reader
 
 
-def claimed_notes(batches, claims):
-    """Yield the notes of each batch this process claims (see batch_claims)."""
+def claimed_batches(batches, claims):
+    """Yield each batch this process claims (see batch_claims)."""
     while True:
         number = os.read(claims, 1)
         if not number:
             return
-        yield from batches[number[0]]
+        yield batches[number[0]]
 
 
 def index_in_workers(notes, processes, max_file_size, trusted_before_ns, lock_fd):
@@ -1788,25 +1816,29 @@ def index_in_workers(notes, processes, max_file_size, trusted_before_ns, lock_fd
     if not FORK_WORKERS:
         yield from index_in_spawned_workers(notes, processes, max_file_size, trusted_before_ns)
         return
-    batches = [notes[start::INDEX_BATCHES] for start in range(INDEX_BATCHES)]   # alike
+    batches = note_batches(notes)   # alike in mix: by crc32 of the path
     claims, workers = batch_claims(len(batches)), []
     try:
         for _ in range(processes - 1):
-            workers.append(fork_worker(claimed_notes(batches, claims), max_file_size,
+            workers.append(fork_worker(claimed_batches(batches, claims), max_file_size,
                                        trusted_before_ns, lock_fd))
-        yield index_new_notes(claimed_notes(batches, claims), max_file_size, trusted_before_ns,
-                              False)
+        yield index_new_notes(claimed_batches(batches, claims), max_file_size,
+                              trusted_before_ns, False)
         while workers:
-            yield fork_answer(*workers.pop(0))
+            pid, answer = workers[0]
+            _, status = os.waitpid(pid, 0)   # the worker has written its answer and ended
+            del workers[0]
+            yield worker_answer(answer, status)
     except BaseException:
         import signal  # imported here: only a failed or interrupted run needs it
         for pid, _ in workers:
             os.kill(pid, signal.SIGTERM)   # a worker still at work stops; one that ended is gone
         raise
     finally:
-        for pid, reader in workers:
-            os.close(reader)
-            os.waitpid(pid, 0)
+        for pid, answer in workers:
+            os.close(answer)
+            with contextlib.suppress(ChildProcessError):   # reaped just before an interrupt
+                os.waitpid(pid, 0)
         os.close(claims)
 
 
@@ -1835,7 +1867,7 @@ def fresh_index(notes, max_file_size, trusted_before_ns, strict, progress, lock_
         except (ImportError, OSError, RuntimeError):
             parts = []
     if not parts:
-        parts = [index_new_notes(notes, max_file_size, trusted_before_ns, strict)]
+        parts = [index_new_notes(note_batches(notes), max_file_size, trusted_before_ns, strict)]
     paths, firsts, skipped, words, base = [], [], [], 0, 0
     columns = {name: [] for name in NOTE_COLUMNS}     # the escaped pieces of each column
     buckets = [[] for _ in range(POSTING_BUCKETS)]   # the escaped pieces of each bucket

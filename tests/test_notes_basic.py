@@ -364,18 +364,22 @@ class IncrementalTests(TempDirCase):
             self.write(f'd{number % 4}/n{number}.md', f'# {rng.choice(words)}\n\n'
                        + ' '.join(rng.choice(words) for _ in range(12)) + '\n')
         parallel, serial = self.tmp / 'parallel.json', self.tmp / 'serial.json'
-        claimed_notes = ns.claimed_notes
+        claimed_batches = ns.claimed_batches
 
         def slowly_claimed(batches, claims):   # so that both processes claim some notes
-            for note in claimed_notes(batches, claims):
-                time.sleep(0.02)
-                yield note
+            for batch in claimed_batches(batches, claims):
+                time.sleep(0.02 * len(batch[1]))
+                yield batch
 
         with mock.patch.object(ns, 'PARALLEL_MIN_NOTES', 10), \
-                mock.patch.object(ns, 'claimed_notes', slowly_claimed):
+                mock.patch.object(ns, 'claimed_batches', slowly_claimed):
             ns.update_index(root, parallel, strict=False)
         ns.update_index(root, serial)
         self.assertIn('#', ''.join(ns.load_index(str(parallel))['postings']))   # two parts
+        texts = ns.load_index(str(parallel))['texts']   # a bucket's notes: one batch, one part
+        self.assertEqual([bucket for bucket in texts if ' ' in bucket], [])
+        self.assertEqual(len([bucket for bucket in texts if bucket]),
+                         len({ns.text_bucket(f'd{n % 4}/n{n}.md', len(texts)) for n in range(40)}))
         for step in range(3):
             for question in ('cache', '검색 메모', 'note index'):
                 self.assertEqual(ns.search(parallel, question, limit=40),
@@ -386,6 +390,36 @@ class IncrementalTests(TempDirCase):
             ns.build_index(root, parallel)
             ns.build_index(root, serial)
 
+
+    @unittest.skipUnless(ns.FORK_WORKERS and (os.cpu_count() or 1) >= 2,
+                         'needs forked worker processes')
+    def test_workers_answer_through_a_temporary_file_without_memfd(self):
+        root = self.tmp / 'notes'
+        for number in range(60):
+            self.write(f'n{number}.md', f'# note {number}\n\nword{number} cache 캐시를\n')
+        parallel, serial = self.tmp / 'parallel.json', self.tmp / 'serial.json'
+        real_mkstemp, made = tempfile.mkstemp, []
+        real_answer, answers = ns.worker_answer, []
+
+        def mkstemp(*args, **kwargs):   # records the answer files made
+            made.append(real_mkstemp(*args, **kwargs))
+            return made[-1]
+
+        def worker_answer(answer, status):   # records the answers read
+            answers.append(real_answer(answer, status))
+            return answers[-1]
+
+        with mock.patch.object(ns, 'PARALLEL_MIN_NOTES', 10), \
+                mock.patch.object(ns, 'worker_answer', worker_answer), \
+                mock.patch.dict(os.__dict__), mock.patch('tempfile.mkstemp', mkstemp):
+            os.__dict__.pop('memfd_create', None)   # as on a system without memfd
+            ns.update_index(root, parallel, strict=False)
+        ns.update_index(root, serial)
+        self.assertEqual((len(made), len(answers)), (1, 1))   # one worker, one answer file
+        self.assertFalse(os.path.exists(made[0][1]))   # removed at once: nothing left behind
+        for question in ('cache', '캐시', 'word42'):
+            self.assertEqual(ns.search(parallel, question, limit=60),
+                             ns.search(serial, question, limit=60), question)
 
     @unittest.skipUnless(ns.FORK_WORKERS and (os.cpu_count() or 1) >= 2,
                          'needs forked worker processes')
