@@ -789,9 +789,11 @@ def pack_postings(postings):
 
 def format_lengths(lengths):
     """The index's lengths string for a list of word counts (capped at MAX_CHUNK_LENGTH)."""
-    if max(lengths, default=0) > MAX_CHUNK_LENGTH:
-        lengths = list(map(min, lengths, itertools.repeat(MAX_CHUNK_LENGTH)))
-    return (f'%0{LENGTH_DIGITS}d' * len(lengths)) % tuple(lengths)
+    longest = max(lengths, default=0)
+    if longest > MAX_CHUNK_LENGTH:
+        lengths, longest = list(map(min, lengths, itertools.repeat(MAX_CHUNK_LENGTH))), MAX_CHUNK_LENGTH
+    digits = [f'%0{LENGTH_DIGITS}d' % length for length in range(longest + 1)]   # looked up:
+    return ''.join(map(digits.__getitem__, lengths))                   # no formatting per chunk
 
 
 def chunk_length(lengths, chunk):

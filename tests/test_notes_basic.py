@@ -355,6 +355,16 @@ class IncrementalTests(TempDirCase):
         self.assertLessEqual(document['slots'], 2 * live + 1)
 
 
+    def test_a_chunk_longer_than_its_length_field_counts_as_the_longest(self):
+        long_text = ' '.join(['word'] * (ns.MAX_CHUNK_LENGTH + 5)) + ' needle'
+        self.write('long.md', f'# long\n\n{long_text}\n\nshort needle here\n')
+        ns.build_index(self.tmp / 'notes', self.index_path())
+        document = ns.load_index(str(self.index_path()))
+        self.assertEqual(document['lengths'],
+                         str(ns.MAX_CHUNK_LENGTH) + '3'.zfill(ns.LENGTH_DIGITS))
+        self.assertEqual([hit['start'] for hit in ns.search(self.index_path(), 'needle')],
+                         [5, 3])
+
     @unittest.skipIf((os.cpu_count() or 1) < 2, 'worker processes need two CPUs')
     def test_index_built_by_workers_matches_a_serial_one_and_updates(self):
         rng = random.Random(9)
