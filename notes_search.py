@@ -278,6 +278,8 @@ INLINE_TAG = re.compile(r'(?<!\S)#(\w[\w/-]*)')
 # with these expressions over '\n' + body instead of line by line; see scan_text.
 PLAIN_BODY_BREAKERS = ('```', '~~~', 'tags:')
 SETEXT_OR_BREAK = re.compile(r'\n {0,3}(?:[=*_]|-[ \t]*[-\n])')   # maybe; then scan_note
+SETEXT_OR_SPACED = re.compile(   # the first of those, or of blank lines holding spaces
+    r'\n(?: {0,3}(?:[=*_]|-[ \t]*[-\n])|[^\S\n]+(?=\n|\Z))')
 PLAIN_HEADING_CUT = re.compile(r'\n( {0,3}#{1,6}(?=[ \t\n])[^\n]*)')   # where ATX_HEADING matches
 PLAIN_BLANK_LINE = re.compile(r'\n[^\S\n]*(?=\n|\Z)')
 
@@ -414,8 +416,9 @@ def stored_text(text):
 
 
 def plain_body(text):
-    """(front matter tags, line number before the body, '\\n' + body) of a stored text
-    whose body is plain (see PLAIN_BODY_BREAKERS); None for any other text."""
+    """(front matter tags, line number before the body, '\\n' + body, whether a blank
+    line holds spaces) of a stored text whose body is plain (see PLAIN_BODY_BREAKERS);
+    None for any other text."""
     tags, first_body_line, body = [], 0, '\n' + text
     simple = text.startswith('---') and SIMPLE_FRONT_MATTER.match(text)
     if simple:   # front_matter's result without a loop over its lines
@@ -431,9 +434,12 @@ def plain_body(text):
             tags, first_body_line = front_matter(lines[:-1])
         if first_body_line:   # the body, from the '\n' that ends the front matter
             body = text[sum(map(len, lines[:first_body_line])) + first_body_line - 1:]
-    if any(map(body.__contains__, PLAIN_BODY_BREAKERS)) or SETEXT_OR_BREAK.search(body):
+    if any(map(body.__contains__, PLAIN_BODY_BREAKERS)):
         return None
-    return tags, first_body_line, body
+    odd = SETEXT_OR_SPACED.search(body)   # one pass, where most bodies have neither
+    if odd and SETEXT_OR_BREAK.search(body, odd.start()):
+        return None
+    return tags, first_body_line, body, odd is not None
 
 
 def plain_sections(body):
@@ -448,6 +454,16 @@ def plain_sections(body):
         open_headings.append((len(level), title or ''))
         sections.append((tuple([title for _, title in open_headings]), text))
     return sections
+
+
+def plain_chunks(section, spaced):
+    """The chunk texts of a plain section (see plain_sections), each may start or end
+    with '\\n'.  Where no blank line holds spaces (spaced is false), str.split finds the
+    same chunks as PLAIN_BLANK_LINE does, at a fraction of its cost."""
+    if spaced:
+        return list(filter(None, PLAIN_BLANK_LINE.split(section)))
+    chunks = list(filter(None, section.split('\n\n')))
+    return [chunk for chunk in chunks if chunk != '\n'] if '\n' in chunks else chunks
 
 
 def with_inline_tags(tags, texts):
@@ -475,7 +491,7 @@ def scan_text(text):
     plain = plain_body(text)
     if plain is None:
         return scanned_lines(text)
-    tags, number, body = plain
+    tags, number, body, _ = plain
     blocks, texts = [], []
     for path, section in plain_sections(body):
         for piece in PLAIN_BLANK_LINE.split(section):   # '\n' + a chunk's lines, or ''
@@ -492,17 +508,17 @@ def index_sections(text):
     """(tags, [(heading path, [chunk text])]) of a stored text: scan_text's chunks in
     runs under one heading path, without line numbers (all that indexing needs).
 
-    A chunk text may start with '\\n' here.
+    A chunk text may start or end with '\\n' here.
     """
     plain = plain_body(text)
     if plain is None:
         tags, blocks, texts = scanned_lines(text)
         runs = itertools.groupby(zip(blocks, texts), key=lambda block_text: block_text[0][2])
         return tags, [(path, [text for _, text in run]) for path, run in runs]
-    tags, _, body = plain
+    tags, _, body, spaced = plain
     sections, hashes = [], False
     for path, section in plain_sections(body):
-        chunks = list(filter(None, PLAIN_BLANK_LINE.split(section)))
+        chunks = plain_chunks(section, spaced)
         if chunks:
             sections.append((path, chunks))
             hashes = hashes or '#' in section
@@ -789,11 +805,10 @@ def pack_postings(postings):
 
 def format_lengths(lengths):
     """The index's lengths string for a list of word counts (capped at MAX_CHUNK_LENGTH)."""
-    longest = max(lengths, default=0)
-    if longest > MAX_CHUNK_LENGTH:
-        lengths, longest = list(map(min, lengths, itertools.repeat(MAX_CHUNK_LENGTH))), MAX_CHUNK_LENGTH
-    digits = [f'%0{LENGTH_DIGITS}d' % length for length in range(longest + 1)]   # looked up:
-    return ''.join(map(digits.__getitem__, lengths))                   # no formatting per chunk
+    if max(lengths, default=0) > MAX_CHUNK_LENGTH:
+        lengths = list(map(min, lengths, itertools.repeat(MAX_CHUNK_LENGTH)))
+    digits = [f'%0{LENGTH_DIGITS}d' % length for length in range(max(lengths, default=0) + 1)]
+    return ''.join(map(digits.__getitem__, lengths))   # looked up: no formatting per chunk
 
 
 def chunk_length(lengths, chunk):
