@@ -448,10 +448,10 @@ def plain_sections(body):
     parts = PLAIN_HEADING_CUT.split(body)   # [text, heading, text, ..., heading, text]
     sections, open_headings = [((), parts[0])], []
     for heading, text in zip(parts[1::2], parts[2::2]):
-        level, title = ATX_HEADING.match(heading).group(1, 2)
-        while open_headings and open_headings[-1][0] >= len(level):
+        level, title = atx_heading(heading)
+        while open_headings and open_headings[-1][0] >= level:
             open_headings.pop()
-        open_headings.append((len(level), title or ''))
+        open_headings.append((level, title))
         sections.append((tuple([title for _, title in open_headings]), text))
     return sections
 
@@ -464,6 +464,20 @@ def plain_chunks(section, spaced):
         return list(filter(None, PLAIN_BLANK_LINE.split(section)))
     chunks = list(filter(None, section.split('\n\n')))
     return [chunk for chunk in chunks if chunk != '\n'] if '\n' in chunks else chunks
+
+
+def atx_heading(line):
+    """(level, title) of a line PLAIN_HEADING_CUT found, as ATX_HEADING reads it:
+    the title is the rest without the spaces around it and a closing run of '#'
+    after a space.  String methods: the expression's lazy title costs far more."""
+    marks = line.lstrip(' ')
+    rest = marks.lstrip('#')
+    title = rest.strip(' \t')
+    if title.endswith('#'):
+        bare = title.rstrip('#')
+        if bare[-1:] in (' ', '\t'):
+            title = bare.rstrip(' \t')
+    return len(marks) - len(rest), title
 
 
 def with_inline_tags(tags, texts):

@@ -275,6 +275,18 @@ class MutationTests(unittest.TestCase):
                 spaced[body[3]] += 1   # blank lines holding spaces, or none: two ways to cut
         self.assertGreater(min(spaced), 500, spaced)
 
+    def test_atx_heading_reads_a_heading_as_the_expression_does(self):
+        rng, checked = random.Random(7), 0
+        for _ in range(20000):
+            line = ''.join(rng.choice(' \t#a') for _ in range(rng.randint(1, 12)))
+            cut = ns.PLAIN_HEADING_CUT.match('\n' + line + '\n')
+            if not cut or cut.group(1) != line:   # not a heading of a plain body
+                continue
+            level, title = ns.ATX_HEADING.match(line).group(1, 2)
+            self.assertEqual(ns.atx_heading(line), (len(level), title or ''), repr(line))
+            checked += 1
+        self.assertGreater(checked, 2000)
+
     def test_simple_front_matter_reads_as_front_matter_reads_it(self):
         pieces = ['---', '--- ', '...', '... ', 'tags: [a, b]', 'Tags: x', 'TAGS: "#z"', 'tags:',
                   'tags: a, b', '  - c', '- d', 'title: T', 'x-y: 1', '_k: v', 'key : v', 'k:v',
