@@ -20,6 +20,10 @@ import notes_search as ns  # noqa: E402
 TOOL = ROOT / 'notes_search.py'
 
 
+NEEDS_FORKED_WORKERS = unittest.skipUnless(ns.FORK_WORKERS and (os.cpu_count() or 1) >= 2,
+                                           'needs forked worker processes')
+
+
 def run_cli(*args, cwd=None):
     """Run notes_search.py in a subprocess; return the CompletedProcess (text mode)."""
     env = dict(os.environ, PYTHONIOENCODING='utf-8')
@@ -302,6 +306,12 @@ class IncrementalTests(TempDirCase):
     def index_path(self):
         return self.tmp / 'index.json'
 
+    def numbered_notes(self, count, words):
+        """count notes n0.md ... under tmp/notes, note n holding word<n> and words."""
+        for number in range(count):
+            self.write(f'n{number}.md', f'# note {number}\n\nword{number} {words}\n')
+        return self.tmp / 'notes'
+
     def test_same_size_rewrite_right_after_indexing_is_noticed(self):
         note = self.write('a.md', 'alpha words\n')
         ns.build_index(self.tmp / 'notes', self.index_path())
@@ -401,12 +411,9 @@ class IncrementalTests(TempDirCase):
             ns.build_index(root, serial)
 
 
-    @unittest.skipUnless(ns.FORK_WORKERS and (os.cpu_count() or 1) >= 2,
-                         'needs forked worker processes')
+    @NEEDS_FORKED_WORKERS
     def test_workers_answer_through_a_temporary_file_without_memfd(self):
-        root = self.tmp / 'notes'
-        for number in range(60):
-            self.write(f'n{number}.md', f'# note {number}\n\nword{number} cache 캐시를\n')
+        root = self.numbered_notes(60, 'cache 캐시를')
         parallel, serial = self.tmp / 'parallel.json', self.tmp / 'serial.json'
         real_mkstemp, made = tempfile.mkstemp, []
         real_answer, answers = ns.worker_answer, []
@@ -431,12 +438,9 @@ class IncrementalTests(TempDirCase):
             self.assertEqual(ns.search(parallel, question, limit=60),
                              ns.search(serial, question, limit=60), question)
 
-    @unittest.skipUnless(ns.FORK_WORKERS and (os.cpu_count() or 1) >= 2,
-                         'needs forked worker processes')
+    @NEEDS_FORKED_WORKERS
     def test_a_worker_that_fails_leaves_its_notes_to_the_main_process(self):
-        root = self.tmp / 'notes'
-        for number in range(30):
-            self.write(f'n{number}.md', f'# note {number}\n\nword{number} cache\n')
+        root = self.numbered_notes(30, 'cache')
         index = self.tmp / 'index.json'
         with mock.patch.object(ns, 'PARALLEL_MIN_NOTES', 10), \
                 mock.patch.object(ns, 'start_worker', side_effect=RuntimeError('worker bug')):
