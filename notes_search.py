@@ -1696,7 +1696,8 @@ def start_worker(lock_fd, parent_pid):
 def answer_file():
     """A nameless file to hold a worker's answer: in memory where the system has memfd."""
     if hasattr(os, 'memfd_create'):
-        return os.memfd_create('notes_search answer', os.MFD_CLOEXEC)
+        with contextlib.suppress(OSError):   # refused (an old kernel, a sandbox): see below
+            return os.memfd_create('notes_search answer', os.MFD_CLOEXEC)
     import tempfile  # imported here: only a big fresh index without memfd needs it
     fd, path = tempfile.mkstemp(prefix='notes_search-')
     os.remove(path)

@@ -414,29 +414,37 @@ class IncrementalTests(TempDirCase):
     @NEEDS_FORKED_WORKERS
     def test_workers_answer_through_a_temporary_file_without_memfd(self):
         root = self.numbered_notes(60, 'cache 캐시를')
-        parallel, serial = self.tmp / 'parallel.json', self.tmp / 'serial.json'
-        real_mkstemp, made = tempfile.mkstemp, []
-        real_answer, answers = ns.worker_answer, []
-
-        def mkstemp(*args, **kwargs):   # records the answer files made
-            made.append(real_mkstemp(*args, **kwargs))
-            return made[-1]
-
-        def worker_answer(answer, status):   # records the answers read
-            answers.append(real_answer(answer, status))
-            return answers[-1]
-
-        with mock.patch.object(ns, 'PARALLEL_MIN_NOTES', 10), \
-                mock.patch.object(ns, 'worker_answer', worker_answer), \
-                mock.patch.dict(os.__dict__), mock.patch('tempfile.mkstemp', mkstemp):
-            os.__dict__.pop('memfd_create', None)   # as on a system without memfd
-            ns.update_index(root, parallel, strict=False)
+        serial = self.tmp / 'serial.json'
         ns.update_index(root, serial)
-        self.assertEqual((len(made), len(answers)), (1, 1))   # one worker, one answer file
-        self.assertFalse(os.path.exists(made[0][1]))   # removed at once: nothing left behind
-        for question in ('cache', '캐시', 'word42'):
-            self.assertEqual(ns.search(parallel, question, limit=60),
-                             ns.search(serial, question, limit=60), question)
+        real_mkstemp, real_answer = tempfile.mkstemp, ns.worker_answer
+
+        def refused(*args):
+            raise PermissionError(1, 'Operation not permitted')
+
+        for memfd in ('missing', 'refused'):   # no os.memfd_create, or one a sandbox refuses
+            made, answers, parallel = [], [], self.tmp / f'{memfd}.json'
+
+            def mkstemp(*args, **kwargs):   # records the answer files made
+                made.append(real_mkstemp(*args, **kwargs))
+                return made[-1]
+
+            def worker_answer(answer, status):   # records the answers read
+                answers.append(real_answer(answer, status))
+                return answers[-1]
+
+            with mock.patch.object(ns, 'PARALLEL_MIN_NOTES', 10), \
+                    mock.patch.object(ns, 'worker_answer', worker_answer), \
+                    mock.patch.dict(os.__dict__), mock.patch('tempfile.mkstemp', mkstemp):
+                if memfd == 'missing':
+                    os.__dict__.pop('memfd_create', None)
+                else:
+                    os.__dict__['memfd_create'] = refused
+                ns.update_index(root, parallel, strict=False)
+            self.assertEqual((len(made), len(answers)), (1, 1), memfd)   # a worker answered
+            self.assertFalse(os.path.exists(made[0][1]))   # removed at once: nothing left
+            for question in ('cache', '캐시', 'word42'):
+                self.assertEqual(ns.search(parallel, question, limit=60),
+                                 ns.search(serial, question, limit=60), (memfd, question))
 
     @NEEDS_FORKED_WORKERS
     def test_a_worker_that_fails_leaves_its_notes_to_the_main_process(self):
