@@ -1880,9 +1880,10 @@ def fresh_index(notes, max_file_size, trusted_before_ns, strict, progress, lock_
 
     PARALLEL_MIN_NOTES or more notes are shared between this process and worker
     processes (see index_in_workers); the buckets of each later part are appended
-    after a '#base' marker, and each part's texts are a part of their own in each
-    text bucket.  The notes columns are the parts' one after the other (empty notes
-    where two parts meet stay in part order).
+    after a '#base' marker, and each text bucket comes from the part that read its
+    batch.  The notes columns are the parts' one after the other (empty notes where
+    two parts meet stay in part order).  Notes are read batch by batch, so the
+    skipped ones are put back in listing order, as a refresh lists them.
     """
     processes = min(os.cpu_count() or 1, MAX_WORKERS, len(notes)) or 1
     if progress:
@@ -1916,6 +1917,9 @@ def fresh_index(notes, max_file_size, trusted_before_ns, strict, progress, lock_
                 pieces += [b'#%d' % base, piece] if base else [piece]
         words += part_words
         base += len(part_lengths) // LENGTH_DIGITS
+    if len(skipped) > 1:
+        listed = {note[0]: number for number, note in enumerate(notes)}
+        skipped.sort(key=lambda record: listed[record['path']])
     columns['first'] = [json_escaped(firsts)] if firsts else []
     lengths = ''.join(part[3] for part in parts)
     texts = ([b' '.join(filter(None, pieces))] for pieces in zip(*(part[5] for part in parts)))

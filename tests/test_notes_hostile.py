@@ -150,6 +150,26 @@ class HostileTreeTests(TempDirCase):
         document = json.loads((out / 'index.json').read_text(encoding='utf-8'))
         self.assertEqual(len(document['skipped']), len(expected))
 
+    def test_skips_come_in_listing_order_and_a_rerun_rewrites_nothing(self):
+        notes = self.tmp / 'notes'
+        (notes / 'sub').mkdir(parents=True)
+        bad = ['a.md', 'b.md', 'c.md', 'z.md', 'sub/a.md', 'sub/m.md']   # as the walk lists them
+        self.assertNotEqual(sorted(bad, key=lambda path: ns.text_bucket(path, ns.TEXT_BUCKETS)),
+                            bad)   # notes are read bucket by bucket: another order
+        for relative in bad:
+            (notes / relative).write_bytes(b'\xff\n')
+        (notes / 'good.md').write_text('fine words\n', encoding='utf-8')
+        index = self.tmp / 'index.json'
+        for run_number in range(2):
+            run = run_cli('index', 'notes', cwd=self.tmp)
+            self.assertEqual(run.stdout, f'갱신 파일: {1 - run_number}, 제거 파일: 0\n')
+            self.assertEqual([line.split(':')[0] for line in run.stderr.splitlines()],
+                             bad + ['skipped 6 file(s)'])
+            written = index.stat()
+            if run_number:   # nothing changed: the index is not written again
+                self.assertEqual((written.st_ino, written.st_mtime_ns), first)
+            first = (written.st_ino, written.st_mtime_ns)
+
     def test_hidden_notes_with_hidden_option(self):
         self.build_tree()
         run = run_cli('index', 'notes', '--hidden', '--max-file-size', 64 * 1024 * 1024,
