@@ -277,9 +277,10 @@ INLINE_TAG = re.compile(r'(?<!\S)#(\w[\w/-]*)')
 # A plain body (no fence, `tags:` line, setext underline or thematic break) is cut
 # with these expressions over '\n' + body instead of line by line; see scan_text.
 PLAIN_BODY_BREAKERS = ('```', '~~~', 'tags:')
-SETEXT_OR_BREAK = re.compile(r'\n {0,3}(?:[=*_]|-[ \t]*[-\n])')   # maybe; then scan_note
+SETEXT_OR_BREAK_LINE = r' {0,3}(?:[=*_]|-[ \t]*[-\n])'   # maybe either; then scan_note
+SETEXT_OR_BREAK = re.compile(r'\n' + SETEXT_OR_BREAK_LINE)
 SETEXT_OR_SPACED = re.compile(   # the first of those, or of blank lines holding spaces
-    r'\n(?: {0,3}(?:[=*_]|-[ \t]*[-\n])|[^\S\n]+(?=\n|\Z))')
+    r'\n(?:' + SETEXT_OR_BREAK_LINE + r'|[^\S\n]+(?=\n|\Z))')
 PLAIN_HEADING_CUT = re.compile(r'\n( {0,3}#{1,6}(?=[ \t\n])[^\n]*)')   # where ATX_HEADING matches
 PLAIN_BLANK_LINE = re.compile(r'\n[^\S\n]*(?=\n|\Z)')
 
@@ -858,10 +859,8 @@ def note_batches(notes):
     """[(text bucket, [its notes])] for every text bucket, of notes as list_notes gives
     them: a fresh index reads them batch by batch, and packs each batch's texts at once."""
     groups = [[] for _ in range(TEXT_BUCKETS)]
-    names = map(str.encode, [note[0] for note in notes], itertools.repeat('utf-8'),
-                itertools.repeat('surrogateescape'))
-    for note, checksum in zip(notes, map(zlib.crc32, names)):   # text_bucket of each
-        groups[checksum % TEXT_BUCKETS].append(note)
+    for note in notes:
+        groups[text_bucket(note[0], TEXT_BUCKETS)].append(note)
     return list(enumerate(groups))
 
 
@@ -1785,11 +1784,10 @@ def index_share(sender, share, max_file_size, trusted_before_ns, parent_pid):
         sender.send_bytes(answer)
 
 
-def index_in_spawned_workers(notes, processes, max_file_size, trusted_before_ns):
+def index_in_spawned_workers(batches, processes, max_file_size, trusted_before_ns):
     """index_in_workers where forking is not safe: multiprocessing's spawned workers,
     each given an interleaved share of the batches (nothing can be shared with them)."""
     import multiprocessing  # imported here: only a big fresh index on such a system needs it
-    batches = note_batches(notes)
     shares = [batches[start::processes] for start in range(processes)]
     workers, receivers = [], []
     try:
@@ -1845,10 +1843,10 @@ def index_in_workers(notes, processes, max_file_size, trusted_before_ns, lock_fd
     RuntimeError when a worker died without an answer.
     """
     import hashlib  # noqa: F401 (see refresh_note) imported before forking: workers have it
-    if not FORK_WORKERS:
-        yield from index_in_spawned_workers(notes, processes, max_file_size, trusted_before_ns)
-        return
     batches = note_batches(notes)   # alike in mix: by crc32 of the path
+    if not FORK_WORKERS:
+        yield from index_in_spawned_workers(batches, processes, max_file_size, trusted_before_ns)
+        return
     claims, workers = batch_claims(len(batches)), []
     try:
         for _ in range(processes - 1):
