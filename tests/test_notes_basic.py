@@ -4,31 +4,17 @@ import os
 import random
 import re
 import shutil
-import subprocess
-import sys
-import tempfile
-import time
 import unittest
 from pathlib import Path
 from unittest import mock
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from tests.support import NOTES_TOOL, ROOT, TempDirCase, run_cli as run_tool, write
 
 import notes_search as ns  # noqa: E402
 
-TOOL = ROOT / 'notes_search.py'
-
-
-NEEDS_FORKED_WORKERS = unittest.skipUnless(ns.FORK_WORKERS and (os.cpu_count() or 1) >= 2,
-                                           'needs forked worker processes')
-
 
 def run_cli(*args, cwd=None):
-    """Run notes_search.py in a subprocess; return the CompletedProcess (text mode)."""
-    env = dict(os.environ, PYTHONIOENCODING='utf-8')
-    return subprocess.run([sys.executable, str(TOOL), *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, encoding='utf-8', timeout=120)
+    return run_tool(NOTES_TOOL, *args, cwd=cwd)
 
 
 def file_lines(text):
@@ -38,24 +24,16 @@ def file_lines(text):
     return lines[:-1] if lines[-1] == '' else lines
 
 
-def stored_entries(index_path):
-    """{path: entry} of the notes an index file records (its 'notes' columns)."""
-    return ns.note_entries(json.loads(Path(index_path).read_text(encoding='utf-8'))['notes'])
+def stored_records(index_path):
+    """{path: record} of the notes an index file records."""
+    return json.loads(Path(index_path).read_text(encoding='utf-8'))['files']
 
 
-class TempDirCase(unittest.TestCase):
-    """A test with a fresh temporary folder in self.tmp."""
-
-    def setUp(self):
-        temp = tempfile.TemporaryDirectory()
-        self.addCleanup(temp.cleanup)
-        self.tmp = Path(temp.name)
+class NotesCase(TempDirCase):
+    """A test with a notes folder in self.tmp / 'notes'."""
 
     def write(self, relative, text, root=None):
-        path = (root or self.tmp / 'notes') / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(text.encode('utf-8') if isinstance(text, str) else text)
-        return path
+        return write((root or self.tmp / 'notes') / relative, text)
 
     def copy_tutorial_notes(self):
         root = self.tmp / 'notes'
@@ -213,7 +191,7 @@ class TokenTests(unittest.TestCase):
         self.assertEqual(ns.query_terms('the a of'), [])
 
 
-class TutorialApiTests(TempDirCase):
+class TutorialApiTests(NotesCase):
     def setUp(self):
         super().setUp()
         self.root = self.copy_tutorial_notes()
@@ -251,8 +229,9 @@ class TutorialApiTests(TempDirCase):
             self.assertEqual(ns.build_index(self.root, self.index), (3, 0))
             self.assertEqual(ns.build_index(self.root, self.index), (0, 0))
             self.assertEqual(len(ns.search(self.index, '캐시')), 2)
-        with self.assertRaises(ns.NotesError):
-            ns.search(self.index, '캐시')
+        with mock.patch.object(ns, 'TOKENIZER_VERSION', ns.TOKENIZER_VERSION + 1):
+            with self.assertRaises(ns.IndexProblem):   # its terms would not match the index's
+                ns.search(self.index, '캐시')
 
     def test_heading_weight_is_a_constant(self):
         ns.build_index(self.root, self.index)
@@ -302,7 +281,7 @@ class TutorialApiTests(TempDirCase):
         self.assertEqual([h['path'] for h in hits], ['cache.md'])
 
 
-class IncrementalTests(TempDirCase):
+class IncrementalTests(NotesCase):
     def index_path(self):
         return self.tmp / 'index.json'
 
@@ -315,11 +294,12 @@ class IncrementalTests(TempDirCase):
     def test_same_size_rewrite_right_after_indexing_is_noticed(self):
         note = self.write('a.md', 'alpha words\n')
         ns.build_index(self.tmp / 'notes', self.index_path())
-        recorded = stored_entries(self.index_path())['a.md']
+        recorded = stored_records(self.index_path())['a.md']
         before = note.stat()
         note.write_text('gamma words\n', encoding='utf-8')
         os.utime(note, ns=(before.st_atime_ns, before.st_mtime_ns))
-        self.assertEqual(recorded['mtime_ns'], -1)
+        self.assertEqual((recorded['size'], recorded['mtime_ns']),
+                         (before.st_size, before.st_mtime_ns))   # the same stat: racy
         self.assertEqual(ns.build_index(self.tmp / 'notes', self.index_path()), (1, 0))
         self.assertTrue(ns.search(self.index_path(), 'gamma'))
         self.assertFalse(ns.search(self.index_path(), 'alpha'))
@@ -330,14 +310,11 @@ class IncrementalTests(TempDirCase):
         os.utime(note, ns=(old, old))
         ns.build_index(self.tmp / 'notes', self.index_path())
         os.utime(note, ns=(old + 10 ** 9, old + 10 ** 9))
+        self.assertEqual(ns.build_index(self.tmp / 'notes', self.index_path()), (0, 0))
+        self.assertEqual(stored_records(self.index_path())['a.md']['mtime_ns'], old + 10 ** 9)
         written = self.index_path().stat().st_mtime_ns
         self.assertEqual(ns.build_index(self.tmp / 'notes', self.index_path()), (0, 0))
-        self.assertEqual(self.index_path().stat().st_mtime_ns, written)   # one touch: no rewrite
-        self.assertEqual(stored_entries(self.index_path())['a.md']['mtime_ns'], old)
-        with mock.patch.object(ns, 'RESTAT_REWRITE_NOTES', 1):
-            self.assertEqual(ns.build_index(self.tmp / 'notes', self.index_path()), (0, 0))
-        stored = stored_entries(self.index_path())['a.md']
-        self.assertEqual(stored['mtime_ns'], old + 10 ** 9)
+        self.assertEqual(self.index_path().stat().st_mtime_ns, written)   # nothing to write
 
     def test_incremental_index_ranks_like_a_fresh_one(self):
         rng = random.Random(7)
@@ -361,106 +338,68 @@ class IncrementalTests(TempDirCase):
                 self.assertEqual(ns.search(self.index_path(), question, limit=50),
                                  ns.search(fresh, question, limit=50), (step, question))
         document = json.loads(self.index_path().read_text(encoding='utf-8'))
-        live = sum(document['notes']['count'])
-        self.assertLessEqual(document['slots'], 2 * live + 1)
+        fids = [record['fid'] for record in document['files'].values()]
+        postings = ns.unpack_postings(document['postings'])
+        named = {int(token.split('.')[0]) for posting in postings.values()
+                 for token in posting.split(',')}
+        self.assertEqual(named, set(fids))   # no posting names a note that is gone
 
 
-    def test_a_chunk_longer_than_its_length_field_counts_as_the_longest(self):
-        long_text = ' '.join(['word'] * (ns.MAX_CHUNK_LENGTH + 5)) + ' needle'
+    def test_a_long_chunk_keeps_its_length(self):
+        long_text = ' '.join(['word'] * 12345) + ' needle'
         self.write('long.md', f'# long\n\n{long_text}\n\nshort needle here\n')
         ns.build_index(self.tmp / 'notes', self.index_path())
-        document = ns.load_index(str(self.index_path()))
-        self.assertEqual(document['lengths'],
-                         str(ns.MAX_CHUNK_LENGTH) + '3'.zfill(ns.LENGTH_DIGITS))
+        record = stored_records(self.index_path())['long.md']
+        self.assertEqual((record['lengths'], record['words'], record['count']),
+                         ('12346 3', 12349, 2))
         self.assertEqual([hit['start'] for hit in ns.search(self.index_path(), 'needle')],
                          [5, 3])
 
-    @unittest.skipIf((os.cpu_count() or 1) < 2, 'worker processes need two CPUs')
-    def test_index_built_by_workers_matches_a_serial_one_and_updates(self):
+    def test_worker_processes_give_the_same_index_as_one_process(self):
         rng = random.Random(9)
         words = 'cache index search note 캐시 검색 색인 메모'.split()
         root = self.tmp / 'notes'
         for number in range(40):
             self.write(f'd{number % 4}/n{number}.md', f'# {rng.choice(words)}\n\n'
                        + ' '.join(rng.choice(words) for _ in range(12)) + '\n')
-        parallel, serial = self.tmp / 'parallel.json', self.tmp / 'serial.json'
-        claimed_batches = ns.claimed_batches
+        indexes = {jobs: self.tmp / f'jobs{jobs}.json' for jobs in (1, 2)}
 
-        def slowly_claimed(batches, claims):   # so that both processes claim some notes
-            for batch in claimed_batches(batches, claims):
-                time.sleep(0.02 * len(batch[1]))
-                yield batch
+        def index_all(step):
+            for jobs, path in indexes.items():
+                ns.index_folder(root, str(path), ns.IndexOptions(jobs=jobs))
+            documents = [json.loads(path.read_bytes()) for path in indexes.values()]
+            for document in documents:
+                del document['indexed_at'], document['scan_started_ns']
+            self.assertEqual(documents[0], documents[1], step)
 
-        with mock.patch.object(ns, 'PARALLEL_MIN_NOTES', 10), \
-                mock.patch.object(ns, 'claimed_batches', slowly_claimed):
-            ns.update_index(root, parallel, strict=False)
-        ns.update_index(root, serial)
-        self.assertIn('#', ''.join(ns.load_index(str(parallel))['postings']))   # two parts
-        texts = ns.load_index(str(parallel))['texts']   # a bucket's notes: one batch, one part
-        self.assertEqual([bucket for bucket in texts if ' ' in bucket], [])
-        self.assertEqual(len([bucket for bucket in texts if bucket]),
-                         len({ns.text_bucket(f'd{n % 4}/n{n}.md', len(texts)) for n in range(40)}))
-        for step in range(3):
-            for question in ('cache', '검색 메모', 'note index'):
-                self.assertEqual(ns.search(parallel, question, limit=40),
-                                 ns.search(serial, question, limit=40), (step, question))
-            for number in rng.sample(range(40), 3):
-                self.write(f'd{number % 4}/n{number}.md', f'# {rng.choice(words)}\n\nnew {step}\n')
-            (root / f'd{step}' / f'n{step + 36}.md').unlink()
-            ns.build_index(root, parallel)
-            ns.build_index(root, serial)
+        with mock.patch.object(ns, 'NOTES_PER_JOB', 7):   # several jobs for two workers
+            index_all('fresh')
+            for step in range(3):
+                for number in rng.sample(range(40), 3):
+                    self.write(f'd{number % 4}/n{number}.md',
+                               f'# {rng.choice(words)}\n\nnew {step}\n')
+                (root / f'd{step}' / f'n{step + 36}.md').unlink()
+                index_all(step)
+        self.assertEqual(ns.search(indexes[2], 'new', limit=40),
+                         ns.search(indexes[1], 'new', limit=40))
 
-
-    @NEEDS_FORKED_WORKERS
-    def test_workers_answer_through_a_temporary_file_without_memfd(self):
-        root = self.numbered_notes(60, 'cache 캐시를')
-        serial = self.tmp / 'serial.json'
-        ns.update_index(root, serial)
-        real_mkstemp, real_answer = tempfile.mkstemp, ns.worker_answer
-
-        def refused(*args):
-            raise PermissionError(1, 'Operation not permitted')
-
-        for memfd in ('missing', 'refused'):   # no os.memfd_create, or one a sandbox refuses
-            made, answers, parallel = [], [], self.tmp / f'{memfd}.json'
-
-            def mkstemp(*args, **kwargs):   # records the answer files made
-                made.append(real_mkstemp(*args, **kwargs))
-                return made[-1]
-
-            def worker_answer(answer, status):   # records the answers read
-                answers.append(real_answer(answer, status))
-                return answers[-1]
-
-            with mock.patch.object(ns, 'PARALLEL_MIN_NOTES', 10), \
-                    mock.patch.object(ns, 'worker_answer', worker_answer), \
-                    mock.patch.dict(os.__dict__), mock.patch('tempfile.mkstemp', mkstemp):
-                if memfd == 'missing':
-                    os.__dict__.pop('memfd_create', None)
-                else:
-                    os.__dict__['memfd_create'] = refused
-                ns.update_index(root, parallel, strict=False)
-            self.assertEqual((len(made), len(answers)), (1, 1), memfd)   # a worker answered
-            self.assertFalse(os.path.exists(made[0][1]))   # removed at once: nothing left
-            for question in ('cache', '캐시', 'word42'):
-                self.assertEqual(ns.search(parallel, question, limit=60),
-                                 ns.search(serial, question, limit=60), (memfd, question))
-
-    @NEEDS_FORKED_WORKERS
-    def test_a_worker_that_fails_leaves_its_notes_to_the_main_process(self):
+    def test_without_worker_processes_this_process_does_the_work(self):
         root = self.numbered_notes(30, 'cache')
-        index = self.tmp / 'index.json'
-        with mock.patch.object(ns, 'PARALLEL_MIN_NOTES', 10), \
-                mock.patch.object(ns, 'start_worker', side_effect=RuntimeError('worker bug')):
-            summary = ns.update_index(root, index, strict=False)
-        self.assertEqual(summary['changed'], 30)
-        self.assertEqual(len(ns.load_index(str(index))['notes']['path']), 30)
-        self.assertEqual([hit['path'] for hit in ns.search(index, 'word7')], ['n7.md'])
-        with self.assertRaises(ChildProcessError):   # the failed worker was reaped
-            os.waitpid(-1, os.WNOHANG)
+        serial, real_batch = self.tmp / 'serial.json', ns.index_batch
+        ns.index_folder(root, str(serial), ns.IndexOptions(jobs=1))
+        for failure in ('no pool', 'cannot send'):
+            index = self.tmp / f'{failure}.json'
+            if failure == 'no pool':
+                patch = mock.patch.object(ns, 'worker_pool', return_value=None)
+            else:   # the pool refuses the work, as for a module it cannot import
+                patch = mock.patch.object(ns, 'index_batch', lambda jobs: real_batch(jobs))
+            with patch, mock.patch.object(ns, 'NOTES_PER_JOB', 4):
+                stats = ns.index_folder(root, str(index), ns.IndexOptions(jobs=2))
+            self.assertEqual(stats['updated'], 30, failure)
+            self.assertEqual(ns.search(index, 'word7'), ns.search(serial, 'word7'), failure)
 
 
-class CliTests(TempDirCase):
+class CliTests(NotesCase):
     def setUp(self):
         super().setUp()
         self.root = self.copy_tutorial_notes()
@@ -488,7 +427,8 @@ class CliTests(TempDirCase):
                          ['reading.md:L5', 'cache.md:L5'])
         first = document['results'][0]
         self.assertEqual(list(first), ['id', 'path', 'heading', 'heading_path', 'start', 'end',
-                                       'tags', 'score', 'text'])
+                                       'tags', 'score', 'stale', 'text'])
+        self.assertFalse(first['stale'])
         self.assertEqual(first['heading_path'], ['읽을거리 메모', '캐시'])
         self.assertGreater(first['score'], document['results'][1]['score'])
         empty = json.loads(run_cli('search', '우주선', '--index', 'i.json', '--json',

@@ -4,24 +4,20 @@ import io
 import json
 import os
 import pty
-import shutil
 import socket
 import stat
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
-import zlib
 from pathlib import Path
 from unittest import mock
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from tests import support
+from tests.support import NOTES_TOOL as TOOL, ROOT
 
 import notes_search as ns  # noqa: E402
 
-TOOL = ROOT / 'notes_search.py'
 IS_ROOT = hasattr(os, 'geteuid') and os.geteuid() == 0
 # As root, permission bits do not stop reads: the unreadable-file cases run the tool in
 # a child that imports it, then gives up root (setuid to nobody) before indexing.  The
@@ -43,12 +39,10 @@ MAX = ns.MAX_FILE_SIZE
 
 def run_cli(*args, cwd=None, as_nobody=False):
     """Run notes_search.py in a subprocess (optionally without root); return the result."""
-    env = dict(os.environ, PYTHONIOENCODING='utf-8')
-    if as_nobody:
-        command = [sys.executable, '-c', RUN_AS_NOBODY, str(ROOT), *map(str, args)]
-    else:
-        command = [sys.executable, str(TOOL), *map(str, args)]
-    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True,
+    if not as_nobody:
+        return support.run_cli(TOOL, *args, cwd=cwd)
+    return subprocess.run([sys.executable, '-c', RUN_AS_NOBODY, str(ROOT), *map(str, args)],
+                          cwd=cwd, env=support.ENV, capture_output=True, text=True,
                           encoding='utf-8', timeout=120)
 
 
@@ -63,18 +57,17 @@ def valid_index(tmp):
     return index
 
 
-class TempDirCase(unittest.TestCase):
+class TempDirCase(support.TempDirCase):
     def setUp(self):
-        temp = tempfile.TemporaryDirectory()
-        self.addCleanup(temp.cleanup)
-        self.tmp = Path(temp.name)
+        super().setUp()
         os.chmod(self.tmp, 0o755)
 
     def assert_one_error_line(self, run, status=2, contains=''):
         self.assertEqual(run.returncode, status, run.stderr)
         lines = run.stderr.splitlines()
         self.assertEqual(len(lines), 1, run.stderr)
-        self.assertTrue(lines[0].startswith('notes_search.py: error: '), lines[0])
+        self.assertTrue(lines[0].startswith('notes_search.py'), lines[0])
+        self.assertIn(': error: ', lines[0])
         self.assertIn(contains, lines[0])
         self.assertNotIn('Traceback', run.stderr)
 
@@ -109,7 +102,7 @@ class HostileTreeTests(TempDirCase):
         os.symlink('.', notes / 'self')
         expected = {
             'big.md:0: skipped: larger than --max-file-size (31457280 > 10485760 bytes)',
-            'closed:0: skipped: permission denied',
+            'closed/:0: skipped: cannot list folder: Permission denied',
             'escape.md:0: skipped: symbolic link (not followed)',
             'fifo.md:0: skipped: not a regular file',
             'invalid.md:2: skipped: not valid UTF-8 (byte 0xff)',
@@ -153,13 +146,11 @@ class HostileTreeTests(TempDirCase):
     def test_skips_come_in_listing_order_and_a_rerun_rewrites_nothing(self):
         notes = self.tmp / 'notes'
         (notes / 'sub').mkdir(parents=True)
-        bad = ['a.md', 'b.md', 'c.md', 'z.md', 'sub/a.md', 'sub/m.md']   # as the walk lists them
-        self.assertNotEqual(sorted(bad, key=lambda path: ns.text_bucket(path, ns.TEXT_BUCKETS)),
-                            bad)   # notes are read bucket by bucket: another order
+        bad = ['a.md', 'b.md', 'c.md', 'sub/a.md', 'sub/m.md', 'z.md']   # in path order
         for relative in bad:
             (notes / relative).write_bytes(b'\xff\n')
         (notes / 'good.md').write_text('fine words\n', encoding='utf-8')
-        index = self.tmp / 'index.json'
+        index, first = self.tmp / 'index.json', None
         for run_number in range(2):
             run = run_cli('index', 'notes', cwd=self.tmp)
             self.assertEqual(run.stdout, f'갱신 파일: {1 - run_number}, 제거 파일: 0\n')
@@ -175,7 +166,7 @@ class HostileTreeTests(TempDirCase):
         run = run_cli('index', 'notes', '--hidden', '--max-file-size', 64 * 1024 * 1024,
                       cwd=self.tmp, as_nobody=False)
         self.assertEqual(run.returncode, 0, run.stderr)
-        paths = json.loads((self.tmp / 'index.json').read_text(encoding='utf-8'))['notes']['path']
+        paths = json.loads((self.tmp / 'index.json').read_text(encoding='utf-8'))['files']
         self.assertIn('.dot.md', paths)
         self.assertIn('.obsidian/x.md', paths)
         self.assertNotIn('.git/x.md', paths)
@@ -196,7 +187,7 @@ class HostileTreeTests(TempDirCase):
         notes.mkdir()
         (notes / 'gone.md').write_text('bye\n', encoding='utf-8')
         (notes / 'kept.md').write_text('kept words\n', encoding='utf-8')
-        real_list = ns.list_notes
+        real_list = ns.list_tree
 
         def list_then_delete(*args):
             listed = real_list(*args)
@@ -204,7 +195,7 @@ class HostileTreeTests(TempDirCase):
             return listed
 
         stderr = io.StringIO()
-        with mock.patch.object(ns, 'list_notes', list_then_delete), \
+        with mock.patch.object(ns, 'list_tree', list_then_delete), \
                 contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
             status = ns.main(['index', str(notes), '--out', str(self.tmp / 'index.json')])
         self.assertEqual(status, 0)
@@ -219,7 +210,7 @@ class HostileTreeTests(TempDirCase):
         self.assertEqual(ns.build_index(notes, notes / 'index.md'), (1, 0))
         self.assertEqual(ns.build_index(notes, notes / 'index.md'), (0, 0))
         document = json.loads((notes / 'index.md').read_text(encoding='utf-8'))
-        self.assertEqual(document['notes']['path'], ['a.md'])
+        self.assertEqual(list(document['files']), ['a.md'])
 
     def test_twenty_thousand_small_notes_with_progress_on_a_terminal(self):
         notes = self.tmp / 'notes'
@@ -264,7 +255,7 @@ class MisuseTests(TempDirCase):
         for root in ('missing', 'file.md'):
             with self.subTest(root=root):
                 run = run_cli('index', root, '--out', 'new.json', cwd=self.tmp)
-                self.assert_one_error_line(run, contains='root is not a directory')
+                self.assert_one_error_line(run, contains='root folder')
         self.assertEqual(sorted(os.listdir(self.tmp)), before)
 
     def test_bad_numbers(self):
@@ -322,7 +313,7 @@ class ExitStatusTests(TempDirCase):
             self.skipTest('this user can write a 0555 folder')
         run = run_cli('index', 'notes', '--out', 'locked/index.json', cwd=self.tmp,
                       as_nobody=True)
-        self.assert_one_error_line(run, status=1, contains='cannot write the index')
+        self.assert_one_error_line(run, status=1, contains='cannot lock index')
         self.assertEqual(os.listdir(locked), [])
 
     @unittest.skipUnless(ns.fcntl, 'fcntl lock needs POSIX')
@@ -331,31 +322,30 @@ class ExitStatusTests(TempDirCase):
         with open(str(index) + '.lock', 'a') as held:
             ns.fcntl.flock(held, ns.fcntl.LOCK_EX)
             stderr = io.StringIO()
-            with mock.patch.object(ns, 'LOCK_TIMEOUT', 0.3), contextlib.redirect_stderr(stderr):
+            with mock.patch.object(ns, 'LOCK_TIMEOUT_SECONDS', 0.3), \
+                    mock.patch.object(ns.index_lock, '__defaults__', (0.3,)), \
+                    contextlib.redirect_stderr(stderr):
                 status = ns.main(['index', str(self.tmp / 'notes'), '--out', str(index)])
         self.assertEqual(status, 1)
         self.assertEqual(len(stderr.getvalue().splitlines()), 1)
-        self.assertIn('another index run holds the lock', stderr.getvalue())
+        self.assertIn('another index run holds', stderr.getvalue())
 
     def test_stale_lock_and_leftover_temp_files_are_recovered(self):
         index = valid_index(self.tmp)
         dead = subprocess.run([sys.executable, '-c', 'import os; print(os.getpid())'],
                               capture_output=True, text=True).stdout.strip()
-        Path(str(index) + '.lock').write_text(f'{dead} {socket.gethostname()}\n')
-        leftover = self.tmp / f'.index.json.{dead}.0badc0de.tmp'
-        leftover.write_text('{"partial": ')
-        alive = self.tmp / f'.index.json.{os.getpid()}.0badc0de.tmp'
-        alive.write_text('{"partial": ')
+        Path(str(index) + '.lock').write_text(f'{dead}\n')
+        for pid in (dead, os.getpid()):   # temp files are made only under the lock: all dead
+            (self.tmp / f'.index.json.{pid}.0badc0de.tmp').write_text('{"partial": ')
         (self.tmp / 'notes' / 'c.md').write_text('third\n', encoding='utf-8')
         run = run_cli('index', 'notes', cwd=self.tmp)
         self.assertEqual((run.returncode, run.stdout), (0, '갱신 파일: 1, 제거 파일: 0\n'))
-        self.assertFalse(leftover.exists())
-        self.assertTrue(alive.exists())
+        self.assertEqual(sorted(os.listdir(self.tmp)), ['index.json', 'notes'])
 
     def test_lock_without_fcntl_removes_a_dead_holders_lock(self):
         index = valid_index(self.tmp)
         lock = Path(str(index) + '.lock')
-        lock.write_text(f'999999999 {socket.gethostname()}\n')
+        lock.write_text('999999999\n')
         code = ('import sys; sys.modules["fcntl"] = None; sys.path.insert(0, sys.argv[1]);'
                 'import notes_search; assert notes_search.fcntl is None;'
                 'sys.exit(notes_search.main(sys.argv[2:]))')
@@ -373,160 +363,91 @@ class ExitStatusTests(TempDirCase):
         self.assertEqual(stat.S_IMODE(index.stat().st_mode), 0o640)
 
 
-# Damage that a search does not read (see laid_out_index): only `index` notices it.
-SEARCH_SKIPS = {'column missing', 'columns unequal'}
-
-
 class CorruptIndexTests(TempDirCase):
-    def variants(self, document, laid_out=False):
-        """(name, bytes) of index files that must be refused.  laid_out writes them with
-        write_index, so that a search reads them by their layout (see laid_out_index)."""
-        def serialized(copy):
-            if not laid_out:
-                return json.dumps(copy).encode('utf-8')
-            path = self.tmp / 'variant.json'
-            ns.write_index(str(path), {key: value for key, value in copy.items()
-                                       if key not in ('layout', 'checksum')})
-            return path.read_bytes()
-
+    def variants(self, document):
+        """{name: bytes} of damaged index files of this tool: a search refuses each with
+        one line, and `index` rebuilds each with one warning."""
         def changed(edit):
             copy = json.loads(json.dumps(document))
             edit(copy)
-            return serialized(copy)
+            return json.dumps(copy).encode('utf-8')
 
-        text = serialized(document)
-        notes = document['notes']
-        return [
-            ('empty', b''), ('truncated', text[:len(text) // 2]), ('not json', b'hello'),
-            ('array', b'[1, 2]'), ('no tool', b'{"version": 1, "files": {}}'),
-            ('other tool', changed(lambda d: d.update(tool='code_search'))),
-            ('format', changed(lambda d: d.update(format_version=99))),
-            ('format 1', changed(lambda d: d.update(format_version=1))),
-            ('notes not dict', changed(lambda d: d.update(notes=[]))),
-            ('column missing', changed(lambda d: d['notes'].pop('sha256'))),
-            ('column not list', changed(lambda d: d['notes'].update(first='x'))),
-            ('columns unequal', changed(lambda d: d['notes']['size'].append(1))),
-            ('chunks past slots',
-             changed(lambda d: d['notes']['count'].__setitem__(-1, d['slots'] + 5))),
-            ('chunks overlap',
-             changed(lambda d: d['notes']['first'].__setitem__(-1, notes['first'][0]))),
-            ('path twice',
-             changed(lambda d: d['notes']['path'].__setitem__(-1, notes['path'][0]))),
-            ('path not str', changed(lambda d: d['notes']['path'].__setitem__(0, None))),
-            ('tags not strings', changed(lambda d: d['notes']['tags'].__setitem__(0, [1]))),
-            ('tags not list', changed(lambda d: d['notes']['tags'].__setitem__(0, 'x'))),
-            ('texts not list', changed(lambda d: d.update(texts='x'))),
-            ('texts not strings', changed(lambda d: d.update(texts=[1] * 3))),
-            ('postings not list', changed(lambda d: d.update(postings='x'))),
-            ('postings garbage', changed(lambda d: d.update(postings=['|cache x;y'] * 3))),
-            ('lengths mismatch', changed(lambda d: d.update(lengths=d['lengths'] + '1'))),
-            ('stats wrong', changed(lambda d: d.update(stats={'chunks': '1'}))),
-            ('bool as int', changed(lambda d: d.update(slots=True))),
-            ('invalid utf-8', b'\xff\xfe{}'),
-        ]
+        def record(key, value):
+            return changed(lambda d: d['files']['a.md'].update({key: value}))
+
+        text = json.dumps(document).encode('utf-8')
+        return {
+            'truncated': text[:len(text) // 2],
+            'format': changed(lambda d: d.update(format_version=99)),
+            'format 4': changed(lambda d: d.update(format_version=4)),
+            'files not dict': changed(lambda d: d.update(files=[])),
+            'record not dict': changed(lambda d: d['files'].update({'a.md': 3})),
+            'count wrong': record('count', 7),
+            'words not int': record('words', '3'),
+            'lengths not numbers': record('lengths', 'x y'),
+            'lengths short': record('lengths', ''),
+            'tags not list': record('tags', 3),
+            'fid twice': changed(lambda d: d['files']['b.md'].update(
+                fid=d['files']['a.md']['fid'])),
+            'texts not list': changed(lambda d: d.update(texts='x')),
+            'texts not strings': changed(lambda d: d.update(texts=[1] * ns.TEXT_BUCKETS)),
+            'texts too few': changed(lambda d: d.update(texts=[''])),
+            'postings not list': changed(lambda d: d.update(postings='x')),
+            'postings garbage': changed(lambda d: d.update(
+                postings=['|cache=x;y|'] * ns.POSTING_BUCKETS)),
+            'checksum missing': changed(lambda d: d.pop('checksum')),
+            'bool as int': changed(lambda d: d.update(next_fid=True)),
+        }
 
     def test_search_refuses_and_index_rebuilds(self):
         index = valid_index(self.tmp)
         document = json.loads(index.read_text(encoding='utf-8'))
-        variants = [(name, data, False) for name, data in self.variants(document)]
-        variants += [(name, data, True) for name, data in self.variants(document, True)]
-        for name, data, laid_out in variants:
-            with self.subTest(name=name, laid_out=laid_out):
+        for name, data in self.variants(document).items():
+            with self.subTest(name=name):
                 index.write_bytes(data)
-                if laid_out and name in SEARCH_SKIPS:
-                    found = run_cli('search', 'cache', cwd=self.tmp)
-                    self.assertTrue(found.stdout.startswith('[a.md:L3]'), found.stderr)
+                searched = run_cli('search', 'cache', cwd=self.tmp)
+                if searched.returncode == 0:   # damage a search does not notice
+                    self.assertIn(name, ('count wrong', 'fid twice', 'tags not list'))
                 else:
-                    self.assert_one_error_line(run_cli('search', 'cache', cwd=self.tmp))
-                if name != 'postings garbage' and not (laid_out and name in SEARCH_SKIPS):
-                    self.assert_one_error_line(run_cli('tags', cwd=self.tmp))
-                if laid_out and name == 'postings garbage':
-                    continue   # its checksum is right: `index` finds nothing to rebuild
+                    self.assert_one_error_line(searched)
                 rebuilt = run_cli('index', 'notes', cwd=self.tmp)
                 self.assertEqual(rebuilt.returncode, 0, rebuilt.stderr)
                 self.assertEqual(rebuilt.stdout, '갱신 파일: 2, 제거 파일: 0\n')
                 warning = rebuilt.stderr.splitlines()
                 self.assertEqual(len(warning), 1, rebuilt.stderr)
-                self.assertIn('rebuilding it from scratch', warning[0])
+                self.assertIn('rebuilding it', warning[0])
                 found = run_cli('search', 'cache', cwd=self.tmp)
                 self.assertTrue(found.stdout.startswith('[a.md:L3]'), found.stdout)
+
+    def test_files_that_are_not_this_tools_index_are_never_overwritten(self):
+        index = valid_index(self.tmp)
+        for name, data in {'not json': b'hello', 'array': b'[1, 2]',
+                           'no tool': b'{"version": 1, "files": {}}',
+                           'code index': json.dumps({'tool': 'code_search'}).encode(),
+                           'invalid utf-8': b'\xff\xfe{}'}.items():
+            with self.subTest(name=name):
+                index.write_bytes(data)
+                self.assert_one_error_line(run_cli('search', 'cache', cwd=self.tmp))
+                self.assert_one_error_line(run_cli('tags', cwd=self.tmp))
+                refused = run_cli('index', 'notes', cwd=self.tmp)
+                self.assert_one_error_line(refused, contains='refusing to overwrite it')
+                self.assertEqual(index.read_bytes(), data)
+        index.write_bytes(b'')   # an empty file holds nothing to lose
+        self.assertEqual(run_cli('index', 'notes', cwd=self.tmp).stdout,
+                         '갱신 파일: 2, 제거 파일: 0\n')
 
     def test_postings_naming_missing_chunks_are_refused_on_search(self):
         index = valid_index(self.tmp)
         document = json.loads(index.read_text(encoding='utf-8'))
-        document['postings'] = ['|cache 999'] * len(document['postings'])
-        document['lengths'] = '0001' * 1000
-        document['slots'] = 1000
-        index.write_text(json.dumps(document), encoding='utf-8')
-        self.assert_one_error_line(run_cli('search', 'cache', cwd=self.tmp), contains='corrupt')
-        document['texts'] = [ns.pack_texts([('a.md', ''), ('b.md', '')])] * 3
-        document['postings'] = ['|cache 0'] * len(document['postings'])
-        index.write_text(json.dumps(document), encoding='utf-8')
-        self.assert_one_error_line(run_cli('search', 'cache', cwd=self.tmp), contains='corrupt')
-
-    def test_search_reads_only_what_it_uses(self):
-        index = valid_index(self.tmp)
-        whole = ns.load_index(str(index))
-        self.assertIs(type(whole['postings']), ns.LazyStrings)   # `index` reads it so too
-        with ns.open_index(str(index)) as document:
-            self.assertIs(type(document['postings']), ns.LazyStrings)
-            self.assertNotIn('sha256', document['notes'])
-            self.assertEqual(list(document['postings']), list(whole['postings']))
-            self.assertEqual(list(document['texts']), list(whole['texts']))
-            postings, texts = document['postings'].spans, document['texts'].spans
-        self.assertNotEqual(ns.bucket_of('cache', len(postings)), ns.bucket_of('zzz', len(postings)))
-        data = index.read_bytes()
-        at = data.index(b'|cache ')
-        for damage in (b'"', b'\\', b'\\u12'):   # the same size, and no JSON string
-            with self.subTest(damage=damage):
-                index.write_bytes(data[:at] + damage + data[at + len(damage):])
+        fid = document['files']['a.md']['fid']
+        for posting in (f'{fid}.9', '999.0', f'{fid}.0-9', 'x.y', f'{fid}'):
+            with self.subTest(posting=posting):
+                postings = ns.unpack_postings(document['postings'])
+                postings['cache'] = posting
+                index.write_text(json.dumps(dict(document, postings=ns.pack_postings(postings))),
+                                 encoding='utf-8')
                 self.assert_one_error_line(run_cli('search', 'cache', cwd=self.tmp),
-                                           contains='corrupt')
-                self.assertEqual(run_cli('search', 'zzz', cwd=self.tmp).returncode, 0)
-        start, end = texts[ns.text_bucket('a.md', len(texts))]
-        middle = (start + end) // 2
-        index.write_bytes(data[:middle] + b'"' + data[middle + 1:])
-        self.assert_one_error_line(run_cli('search', 'cache', cwd=self.tmp), contains='corrupt')
-        # a byte more: the layout disagrees with the file, which is then parsed whole
-        index.write_bytes(data[:middle] + b'"' + data[middle:])
-        self.assert_one_error_line(run_cli('search', 'zzz', cwd=self.tmp), contains='corrupt')
-
-    def test_layouts_that_disagree_with_the_file_are_not_followed(self):
-        index = valid_index(self.tmp)
-        data = index.read_bytes()
-        start, end = data.rindex(b',"layout":') + len(b',"layout":'), data.rindex(ns.CHECKSUM_KEY)
-        layout = json.loads(data[start:end])
-        sizes = layout['postings']
-        moved = [sizes[0] + 7, 0] + sizes[2:]   # same total: cut through the strings
-
-        def shifted(key, change):
-            return json.dumps(dict(layout, **{key: change(layout[key])})).encode()
-
-        damaged = {
-            'float': shifted('postings', lambda sizes: [sizes[0] + 0.0] + sizes[1:]),
-            'negative': shifted('texts', lambda sizes: [-1] + sizes[1:]),
-            'huge': shifted('postings', lambda sizes: [sizes[0] + 10 ** 30] + sizes[1:]),
-            'huge and negative': shifted(
-                'postings', lambda sizes: [sizes[0] + 10 ** 15, sizes[1] - 10 ** 15] + sizes[2:]),
-            'moved cut': shifted('postings', lambda sizes: moved),
-            'bool': shifted('head', lambda head: [True] + head[1:]),
-            'string': b'"layout"', 'nested': b'[' * 20000 + b']' * 20000}
-        for name, text in damaged.items():
-            with self.subTest(name=name):
-                broken = data[:start] + text
-                index.write_bytes(broken + ns.CHECKSUM_KEY + b'%d}' % zlib.crc32(broken))
-                for command in (['search', 'cache'], ['search', 'zzz'], ['tags']):
-                    run = run_cli(*command, cwd=self.tmp)
-                    self.assertIn(run.returncode, (0, 2), run.stderr)
-                    self.assertNotIn('Traceback', run.stderr)
-                    self.assertLessEqual(len(run.stderr.splitlines()), 1, run.stderr)
-                    if run.returncode == 0 and command[-1] == 'cache':
-                        self.assertTrue(run.stdout.startswith('[a.md:L3]'), run.stdout)
-                rebuilt = run_cli('index', 'notes', cwd=self.tmp)
-                self.assertEqual(rebuilt.returncode, 0, rebuilt.stderr)
-                self.assertNotIn('Traceback', rebuilt.stderr)
-        index.write_bytes(b'[' * 200000 + b']' * 200000)
-        self.assert_one_error_line(run_cli('search', 'cache', cwd=self.tmp), contains='corrupt')
+                                           contains='damaged')
 
     def test_index_read_from_a_pipe_and_not_from_a_device(self):
         index = valid_index(self.tmp)
@@ -539,7 +460,7 @@ class CorruptIndexTests(TempDirCase):
             self.assert_one_error_line(run_cli('tags', '--index', '/dev/zero'),
                                        contains='not a regular file')
 
-    def test_replacing_an_index_that_a_reader_holds_is_retried_where_that_fails(self):
+    def test_replacing_an_index_that_a_reader_holds_is_retried_on_windows(self):
         index = valid_index(self.tmp)
         replace, calls = os.replace, []
 
@@ -550,19 +471,18 @@ class CorruptIndexTests(TempDirCase):
             return replace(source, destination)
 
         (self.tmp / 'notes' / 'c.md').write_text('# new\n\ncache again\n')
-        with mock.patch.object(ns, 'READERS_BLOCK_REPLACE', True), \
+        with mock.patch.object(ns.os, 'name', 'nt'), \
                 mock.patch.object(ns.os, 'replace', busy_twice):
             ns.build_index(self.tmp / 'notes', index)
         self.assertEqual(len(calls), 3)
-        self.assertIn('c.md', ns.load_index(str(index))['notes']['path'])
+        self.assertIn('c.md', ns.load_index(str(index))['files'])
         (self.tmp / 'notes' / 'c.md').write_text('# newer\n\ncache once more\n')
-        with mock.patch.object(ns, 'READERS_BLOCK_REPLACE', False), \
-                mock.patch.object(ns.os, 'replace', busy_twice):
+        with mock.patch.object(ns.os, 'replace', busy_twice):
             calls.clear()
-            with self.assertRaises(PermissionError):
+            with self.assertRaises(ns.IndexProblem):
                 ns.build_index(self.tmp / 'notes', index)
         self.assertEqual(len(calls), 1)
-        self.assertEqual(list(self.tmp.glob('.index.json.*.tmp')), [])
+        self.assertEqual(sorted(os.listdir(self.tmp)), ['index.json', 'notes'])
         texts = [hit['text'] for hit in ns.search(index, 'cache', limit=5)]   # the index before
         self.assertIn('cache again', texts)
         self.assertNotIn('cache once more', texts)
@@ -570,31 +490,34 @@ class CorruptIndexTests(TempDirCase):
     def test_one_changed_byte_is_noticed_by_index(self):
         index = valid_index(self.tmp)
         data = index.read_bytes()
-        at = data.index(b'|cache ') + len(b'|cache ')   # a chunk number: still valid JSON
+        at = data.index(b'|cache=') + len(b'|cache=')   # a file id: still valid JSON
         index.write_bytes(data[:at] + (b'1' if data[at:at + 1] != b'1' else b'2') + data[at + 1:])
         rebuilt = run_cli('index', 'notes', cwd=self.tmp)
         self.assertEqual(rebuilt.returncode, 0, rebuilt.stderr)
         self.assertEqual(rebuilt.stdout, '갱신 파일: 2, 제거 파일: 0\n')
-        self.assertIn('(checksum)', rebuilt.stderr)
-        self.assertIn('rebuilding it from scratch', rebuilt.stderr)
+        self.assertIn('checksum', rebuilt.stderr)
+        self.assertIn('rebuilding it', rebuilt.stderr)
         unchanged = run_cli('index', 'notes', cwd=self.tmp)
         self.assertEqual((unchanged.stdout, unchanged.stderr), ('갱신 파일: 0, 제거 파일: 0\n', ''))
 
     def test_damaged_stored_texts_are_refused_on_search_and_rebuilt(self):
         index = valid_index(self.tmp)
         document = json.loads(index.read_text(encoding='utf-8'))
-        whole = ns.pack_texts([('a.md', '# 캐시\n\ncache invalidation notes\n')])
-        for texts in (['!not base64!'], [''], [ns.pack_texts([('other.md', 'x\n')])],
-                      [whole[:len(whole) // 2]], ['eJwDAAAAAAE=']):
-            with self.subTest(texts=texts):
+        bucket = ns.text_bucket('a.md')
+        whole = ns.pack_texts({'a.md': '# 캐시\n\ncache invalidation notes\n'})
+        for text in ('!not base64!', '', ns.pack_texts({'other.md': 'x\n'}),
+                     whole[:len(whole) // 2], 'eJwDAAAAAAE='):
+            with self.subTest(text=text):
+                texts = list(document['texts'])
+                texts[bucket] = text
                 index.write_text(json.dumps(dict(document, texts=texts)), encoding='utf-8')
                 self.assert_one_error_line(run_cli('search', 'cache', cwd=self.tmp),
-                                           contains='corrupt')
-                (self.tmp / 'notes' / 'b.md').write_text(f'# other\n\n{texts}\n')
+                                           contains='damaged')
+                (self.tmp / 'notes' / 'b.md').write_text(f'# other\n\n{text}\n')
                 rebuilt = run_cli('index', 'notes', cwd=self.tmp)
                 self.assertEqual(rebuilt.returncode, 0, rebuilt.stderr)
                 self.assertEqual(rebuilt.stdout, '갱신 파일: 2, 제거 파일: 0\n')
-                self.assertIn('rebuilding it from scratch', rebuilt.stderr)
+                self.assertIn('rebuilding it', rebuilt.stderr)
                 found = run_cli('search', 'cache', cwd=self.tmp)
                 self.assertTrue(found.stdout.startswith('[a.md:L3]'), found.stdout)
 

@@ -12,12 +12,10 @@ import time
 import unittest
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from tests.support import NOTES_TOOL as TOOL, ROOT
 
 import notes_search as ns  # noqa: E402
 
-TOOL = ROOT / 'notes_search.py'
 WORDS = ('cache index search note tag chunk heading fence 캐시 검색 색인 메모 태그 '
          '검색엔진을 캐시를 문서의').split()
 
@@ -50,7 +48,7 @@ class KillTests(unittest.TestCase):
             write_notes(root, 1500, rng)
             ns.build_index(root, index)
             old_bytes = index.read_bytes()
-            old_files = set(json.loads(old_bytes)['notes']['path'])
+            old_files = set(json.loads(old_bytes)['files'])
             for number in range(0, 1500, 5):
                 (root / f'd{number % 7}' / f'n{number}.md').write_text(f'changed {number}\n')
             for number in range(1, 300, 3):
@@ -60,7 +58,7 @@ class KillTests(unittest.TestCase):
             started = time.monotonic()
             subprocess.run(command, cwd=tmp, capture_output=True, check=True)
             full_run = time.monotonic() - started
-            new_files = set(json.loads(index.read_bytes())['notes']['path'])
+            new_files = set(json.loads(index.read_bytes())['files'])
             self.assertNotEqual(old_files, new_files)
             outcomes = set()
             for fraction in [0, 0.05, 0.15, 0.3, 0.45, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0, 1.1]:
@@ -71,14 +69,14 @@ class KillTests(unittest.TestCase):
                 process.send_signal(signal.SIGKILL)
                 process.wait()
                 document = ns.load_index(str(index))
-                files = set(document['notes']['path'])
+                files = set(document['files'])
                 self.assertIn(files, (old_files, new_files), fraction)
                 outcomes.add('new' if files == new_files else 'old')
                 ns.search(index, '캐시 cache', limit=5)
             self.assertIn('old', outcomes)
             run = subprocess.run(command, cwd=tmp, capture_output=True, text=True, timeout=120)
             self.assertEqual(run.returncode, 0, run.stderr)
-            self.assertEqual(set(ns.load_index(str(index))['notes']['path']), new_files)
+            self.assertEqual(set(ns.load_index(str(index))['files']), new_files)
             self.assertEqual([name for name in os.listdir(tmp) if name.endswith('.tmp')], [])
 
 
@@ -86,12 +84,12 @@ class KillTests(unittest.TestCase):
     def test_sigkill_of_a_parallel_cold_index_leaves_no_index_and_no_workers(self):
         with tempfile.TemporaryDirectory() as temp:
             tmp = Path(temp)
-            write_notes(tmp / 'notes', ns.PARALLEL_MIN_NOTES + 100, random.Random(13))
+            write_notes(tmp / 'notes', 4 * ns.NOTES_PER_JOB, random.Random(13))
             command = [sys.executable, str(TOOL), 'index', 'notes', '--out', 'cold.json']
             started = time.monotonic()
             subprocess.run(command, cwd=tmp, capture_output=True, check=True)
             full_run = time.monotonic() - started
-            expected = set(ns.load_index(str(tmp / 'cold.json'))['notes']['path'])
+            expected = set(ns.load_index(str(tmp / 'cold.json'))['files'])
             for fraction in (0.3, 0.6, 0.9):
                 (tmp / 'cold.json').unlink(missing_ok=True)
                 process = subprocess.Popen(command, cwd=tmp, stdout=subprocess.DEVNULL,
@@ -100,9 +98,9 @@ class KillTests(unittest.TestCase):
                 process.send_signal(signal.SIGKILL)
                 process.wait()
                 if (tmp / 'cold.json').exists():
-                    self.assertEqual(set(ns.load_index(str(tmp / 'cold.json'))['notes']['path']),
+                    self.assertEqual(set(ns.load_index(str(tmp / 'cold.json'))['files']),
                                      expected)
-                time.sleep(4 * ns.WORKER_WATCH_INTERVAL + 0.5)
+                time.sleep(2 * ns.WORKER_WATCH_SECONDS + 0.5)
                 self.assertEqual(processes_running(str(tmp)), [], fraction)
             run = subprocess.run(command, cwd=tmp, capture_output=True, text=True, timeout=120)
             self.assertEqual(run.returncode, 0, run.stderr)
@@ -231,107 +229,35 @@ class MutationTests(unittest.TestCase):
             checked += 1
         self.assertGreaterEqual(checked, 300)
 
-    def plain_note(self, rng):
-        """A note most of whose bodies take scan_text's regular-expression path."""
-        words = WORDS + ['#tag', 'a#b', '`code`', '<http://x#y>', '#12']
-        lines = ['---', 'tags: [a]', '---'] if rng.random() < 0.3 else []
-        for _ in range(rng.randint(0, 25)):
-            kind = rng.random()
-            if kind < 0.15:
-                lines.append(' ' * rng.randint(0, 4) + '#' * rng.randint(1, 7)
-                             + rng.choice(['', ' ', '\t', 'x ']) + rng.choice(words)
-                             + rng.choice(['', ' ##', '#']))
-            elif kind < 0.35:
-                lines.append(rng.choice(['', ' ', '\t', '\x0b', '\x85', '\u2028']))
-            elif kind < 0.45:
-                lines.append(rng.choice(['- item', '-x', ' - a', '> q', '-\t-', '-', '=',
-                                         '\t---', '    ---', '* b']))
-            else:
-                lines.append(' '.join(rng.choice(words) for _ in range(rng.randint(1, 6))))
-        return rng.choice(['\n', '\r\n']).join(lines) + rng.choice(['', '\n', '\n\n'])
-
-    def test_plain_bodies_are_cut_exactly_as_scan_note_cuts_them(self):
-        spaced = [0, 0]
-        for seed in range(3000):
-            rng = random.Random(seed)
-            text = ns.stored_text(self.plain_note(rng) if seed % 2 else self.random_note(rng))
-            lines = text.split('\n')[:-1]
-            try:
-                tags, blocks = ns.scan_note(lines)
-            except ns.NoteSyntaxError:
-                self.assertRaises(ns.NoteSyntaxError, ns.scan_text, text)
-                self.assertRaises(ns.NoteSyntaxError, ns.index_sections, text)
-                continue
-            texts = ['\n'.join(lines[start - 1:end]) for start, end, _ in blocks]
-            self.assertEqual(ns.scan_text(text), (tags, blocks, texts), (seed, text))
-            index_tags, sections = ns.index_sections(text)
-            self.assertEqual(index_tags, tags)
-            self.assertEqual([(path, chunk.strip('\n')) for path, chunks in sections
-                              for chunk in chunks],
-                             [(block[2], text.strip('\n')) for block, text in zip(blocks, texts)],
-                             (seed, text))
-            body = ns.plain_body(text)
-            if body is not None:
-                spaced[body[3]] += 1   # blank lines holding spaces, or none: two ways to cut
-        self.assertGreater(min(spaced), 500, spaced)
-
-    def test_atx_heading_reads_a_heading_as_the_expression_does(self):
-        rng, checked = random.Random(7), 0
-        for _ in range(20000):
-            line = ''.join(rng.choice(' \t#a') for _ in range(rng.randint(1, 12)))
-            cut = ns.PLAIN_HEADING_CUT.match('\n' + line + '\n')
-            if not cut or cut.group(1) != line:   # not a heading of a plain body
-                continue
-            level, title = ns.ATX_HEADING.match(line).group(1, 2)
-            self.assertEqual(ns.atx_heading(line), (len(level), title or ''), repr(line))
-            checked += 1
-        self.assertGreater(checked, 2000)
-
-    def test_simple_front_matter_reads_as_front_matter_reads_it(self):
-        pieces = ['---', '--- ', '...', '... ', 'tags: [a, b]', 'Tags: x', 'TAGS: "#z"', 'tags:',
-                  'tags: a, b', '  - c', '- d', 'title: T', 'x-y: 1', '_k: v', 'key : v', 'k:v',
-                  '# c', '', ' ', 'bad line', '---\t', 'é: 1', 'ключ: 2', '\x0b', '\xa0']
-        simple = 0
-        for seed in range(3000):
-            rng = random.Random(seed)
-            lines = ['---'] + [rng.choice(pieces) for _ in range(rng.randint(0, 6))]
-            text = ns.stored_text('\n'.join(lines + [rng.choice(['---', '...', 'x']), 'text']))
-            lines = text.split('\n')
-            tags, first_body_line = ns.front_matter(lines[:-1])
-            if not first_body_line:
-                continue
-            body = text[sum(map(len, lines[:first_body_line])) + first_body_line - 1:]
-            plain = ns.plain_body(text)
-            if plain is not None:
-                self.assertEqual(plain[:3], (tags, first_body_line, body), text)
-                simple += bool(ns.SIMPLE_FRONT_MATTER.match(text))
-        self.assertGreater(simple, 300)
-
     def test_posted_terms_and_lengths_are_each_chunks_own_terms(self):
         words = ['에서', '학교에서', '캐시를', '검색엔진', '엔진', '하하하', '가', '를', '캐시',
                  'café', 'abc가나', 'naïve검색', '파일1', '…캐시', 'ＡＢＣ', 'the', 'a', 'Cache',
-                 'x2', '으로는', '검색엔진을', '\ud800캐시', 'ß', '가나다라마']
+                 'x2', '으로는', '검색엔진을', '\ud800캐시', 'ß', '가나다라마', '집에서는']
         for seed in range(200):
             rng = random.Random(seed)
-            notes = [(f'n{number}.md', {}, [((), [' '.join(rng.choice(words)
-                                                         for _ in range(rng.randint(0, 8)))
-                                                for _ in range(rng.randint(1, 4))])])
-                     for number in range(rng.randint(1, 5))]
-            chunk_lists, _, lengths, words_total = ns.post_notes(notes, 7)
-            texts = [text for _, _, sections in notes for _, chunk_texts in sections
-                     for text in chunk_texts]
-            posted = [collections.Counter() for _ in texts]
-            for term, chunks in chunk_lists.items():
-                for chunk in chunks:
-                    posted[int(chunk) - 7][term] += 1
-            for number, text in enumerate(texts):
-                counts = ns.count_terms(text, ns.RunTerms())
-                self.assertEqual(lengths[number], sum(counts.values()), (seed, text))
-                self.assertEqual(posted[number], collections.Counter(
-                    {term: count for term, count in counts.items()
-                     if term not in ns.STOP_WORD_BYTES}), (seed, text))
-            self.assertEqual(words_total, sum(lengths))
-            self.assertEqual(sum(entry['words'] for _, entry, _ in notes), sum(lengths))
+            notes = [ns.Parsed(f'n{number}.md', {'fid': number}, sections=[
+                ((), [' '.join(rng.choice(words) for _ in range(rng.randint(0, 8)))
+                      for _ in range(rng.randint(1, 4))])])
+                for number in range(rng.randint(1, 5))]
+            postings = ns.post_notes(notes)
+            posted = collections.defaultdict(collections.Counter)
+            for term, tokens in postings.items():
+                for token in tokens:
+                    if '-' not in token:   # a heading's run: the path's words
+                        posted[token][term] += 1
+            for note in notes:
+                texts = note.sections[0][1]
+                lengths = list(map(int, note.record['lengths'].split()))
+                self.assertEqual((note.record['count'], note.record['words']),
+                                 (len(texts), sum(lengths)))
+                for number, text in enumerate(texts):
+                    counts = ns.count_terms(text, ns.RunTerms())
+                    self.assertEqual(lengths[number], sum(counts.values()), (seed, text))
+                    self.assertEqual(posted[f"{note.record['fid']}.{number}"],
+                                     collections.Counter({term: count for term, count in
+                                                          counts.items()
+                                                          if term not in ns.STOP_WORDS}),
+                                     (seed, text))
 
     def test_stored_text_gives_back_the_same_chunks(self):
         with tempfile.TemporaryDirectory() as temp:
@@ -343,9 +269,9 @@ class MutationTests(unittest.TestCase):
                 text = self.random_note(random.Random(seed))
                 (root / f'm{seed}.md').write_bytes(text.encode('utf-8'))
                 originals[f'm{seed}.md'] = text
-            summary = ns.update_index(root, tmp / 'index.json', strict=False)
+            summary = ns.index_folder(root, str(tmp / 'index.json'), ns.IndexOptions())
             document = ns.load_index(str(tmp / 'index.json'))
-            paths = document['notes']['path']
+            paths = list(document['files'])
             self.assertEqual(len(paths) + len(summary['skipped']), 300)
             for relative, text in ns.stored_texts(document, paths).items():
                 self.assertEqual(ns.parse_note(text, relative),
