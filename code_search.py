@@ -1,45 +1,55 @@
 #!/usr/bin/env python3
 """Find the Python function that answers a question, with its file, lines and revision.
 
+    code_search.py ROOT QUESTION [--top-k 2] [--json]      one shot: nothing written
+    code_search.py index ROOT [--out code_index.json]      write or update the index
+    code_search.py search QUESTION [--index code_index.json] [--top-k 2] [--path GLOB]...
+                          [--json]
+    code_search.py symbol NAME | at PATH:LINE | trace [FILE|-]    exact look-ups
+    code_search.py mcp [--index FILE | ROOT]               MCP server on stdin/stdout
+
 code_search.py reads Python files with the standard library's ast (it never imports or
 runs them), cuts them into one chunk per function, method, method-less class and
-module constant, and ranks the chunks with a field-weighted BM25 scorer.
-
-    code_search.py ROOT QUESTION [--top-k N]          one shot, nothing written
-    code_search.py index ROOT [--out FILE]            write or update index.json
-    code_search.py search QUESTION [--index FILE] [--top-k N] [--json] [--path GLOB]
-    code_search.py symbol NAME | at PATH:LINE | trace [FILE|-]   exact look-ups
-    code_search.py mcp [--index FILE | ROOT]          MCP server on stdin/stdout
-
-A folder literally named like a subcommand is reached as ./index (or ./search ...).
+module constant, and ranks the chunks with a field-weighted BM25 scorer.  `index`
+re-reads only files whose size, mtime or SHA-256 changed, honours .gitignore, follows
+no symbolic links and reports each file it leaves out on stderr as `path:line: reason`.
+A hit whose file changed since indexing is marked stale.  A folder literally named like
+a subcommand is reached as ./index (or ./search ...).
 
 Exit status: 0 the command did its job (also: no hits, or an index written with some
-files skipped, one stderr line each); 1 the index could not be written; 2 misuse or an
-unusable index file.
+files skipped); 1 the index could not be written; 2 misuse or an unusable index;
+130 or 143 interrupted.
+This file is notes_search.py's twin: the parts they share have the same names.
 """
+import os
+import signal
+import sys
+
+if __name__ == '__main__':     # Ctrl-C or SIGTERM while the module loads: no traceback
+    signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(143))
+
 import argparse
 import ast
 import bisect
 import collections
 import contextlib
 import datetime
-import fnmatch
 import functools
+import gc
 import hashlib
-import io
 import itertools
 import json
 import math
-import os
 import re
 import secrets
 import stat
-import sys
 import time
 import tokenize
 import warnings
 import zlib
 from pathlib import Path
+from typing import NamedTuple
 
 try:
     import fcntl
@@ -50,11 +60,13 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 # Change a weight here and the next search uses it; no re-index needed.
 
 TOOL = 'code_search'
-__version__ = '1.0.0'
-FORMAT_VERSION = 4          # layout of index.json (4: rows say which chunks are exported)
+__version__ = '1.1.0'
+FORMAT_VERSION = 4          # layout of the index file (4: rows say which chunks are exported)
 PARSER_VERSION = 1          # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 1       # how text becomes terms; a change re-parses every file
 
+DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
+DEFAULT_TOP_K = 2           # the tutorial's default
 # Fields of a chunk, and how much a term found in each counts (BM25F).  The tutorial's
 # order holds: symbol name above docstring above code.
 FIELDS = ('name', 'scope', 'path', 'doc', 'code', 'context', 'summary')
@@ -80,14 +92,18 @@ PRIVATE_NAME_WEIGHT = 0.7   # _private definitions rank below public ones
 EXPORTED_WEIGHT = 1.3       # definitions a module lists in __all__: its public API
 EXACT_NAME_WEIGHT = 2.0     # a definition named exactly as the question spells a name
 RERANK_DEPTH = 300          # how many leading candidates the name weights look at
-DEFAULT_TOP_K = 2           # the tutorial's default
+
 MAX_FILE_SIZE = 2 * 1024 * 1024   # larger files are skipped (--max-file-size): parsing
                                   # takes up to ~200x a file's size in memory
 READ_BACK_LIMIT = 256 * 1024 * 1024  # reading an indexed file back for its lines
+FILES_PER_JOB = 16          # files a worker process parses at a time
+PARALLEL_MIN_FILES = 64     # fewer files than this are parsed in one process
+POSTING_BUCKETS = 1024      # postings live in this many strings (see Index records)
 ONE_SHOT_HINT_SECONDS = 2.0       # slower one-shot builds suggest index + search
 LOCK_TIMEOUT_SECONDS = 60.0
 RACY_MTIME_NS = 2 * 10 ** 9  # files modified this close to an index run are re-hashed
-PARALLEL_MIN_FILES = 64     # fewer files than this are parsed in one process
+PROGRESS_INTERVAL = 0.2     # seconds between updates of the progress line
+WORKER_WATCH_SECONDS = 0.5  # how often a worker process checks that its parent lives
 
 SKIP_DIRS = {'.git', '.hg', '.svn', '__pycache__', 'node_modules', '.tox',
              '.mypy_cache', '.pytest_cache'}
@@ -111,41 +127,42 @@ class IndexProblem(Exception):
         self.status = status
 
 
+class IndexOptions(NamedTuple):
+    """What `index` reads and how: the command line's choices."""
+    hidden: bool = False
+    no_ignore: bool = False     # do not honour .gitignore and .ignore
+    max_file_size: int = MAX_FILE_SIZE
+    exclude: tuple = ()         # absolute paths never indexed (the index file itself)
+    jobs: int = 0               # worker processes (0: one per core)
+
+
+def program_name():
+    """The name this program was started as: this file's name, or a console script's."""
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ''
+    this_file = sys.modules.get('__main__') is sys.modules.get(__name__)
+    return name if this_file or TOOL.split('_')[0] + '-search' in name else 'code_search.py'
+
+
 # --- Reading files: walking the root, and what is skipped ------------------------------
+# The same walk as notes_search's, which does not honour .gitignore.
+
+class Listed(NamedTuple):
+    """A path met while walking: a file to read (no reason), or one left out and
+    whether that was a choice not worth reporting (quiet)."""
+    relative: str
+    path: str = ''
+    reason: str = ''
+    quiet: bool = False
+
+
+def skip_record(relative, reason, line=0):
+    """The index's and stderr's record of one file left out."""
+    return {'path': relative, 'line': line, 'reason': reason}
+
 
 def gitignore_regex(pattern):
-    """Translate one gitignore glob into a regex over '/'-separated relative paths."""
-    out, i = [], 0
-    while i < len(pattern):
-        if pattern.startswith('**/', i) and (i == 0 or pattern[i - 1] == '/'):
-            out.append('(?:.*/)?')
-            i += 3
-        elif pattern.startswith('/**', i) and i + 3 == len(pattern):
-            out.append('/.*')
-            i += 3
-        elif pattern.startswith('**', i):
-            out.append('.*')
-            i += 2
-        elif pattern[i] == '*':
-            out.append('[^/]*')
-            i += 1
-        elif pattern[i] == '?':
-            out.append('[^/]')
-            i += 1
-        elif pattern[i] == '[' and ']' in pattern[i + 2:]:
-            end = pattern.index(']', i + 2)
-            body = pattern[i + 1:end]
-            if body.startswith('!'):
-                body = '^' + body[1:]
-            out.append('[' + body.replace('\\', '\\\\') + ']')
-            i = end + 1
-        elif pattern[i] == '\\' and i + 1 < len(pattern):
-            out.append(re.escape(pattern[i + 1]))
-            i += 2
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile(''.join(out) + r'\Z')
+    """One gitignore glob as a regex over '/'-separated relative paths."""
+    return re.compile(glob_pattern(pattern) + r'\Z')
 
 
 def parse_ignore_file(text, base):
@@ -189,36 +206,20 @@ def is_ignored(relative, is_dir, rules):
     return ignored
 
 
-def path_filter(globs):
-    """A predicate over relative paths from --path globs; a leading '!' excludes."""
-    include = [gitignore_regex(g if '/' in g else '**/' + g)
-               for g in globs if not g.startswith('!')]
-    exclude = [gitignore_regex(g[1:] if '/' in g else '**/' + g[1:])
-               for g in globs if g.startswith('!')]
-
-    def accepts(relative):
-        if include and not any(r.match(relative) for r in include):
-            return False
-        return not any(r.match(relative) for r in exclude)
-    return accepts
-
-
 def read_small_text(path, limit=1024 * 1024):
     """Read a small regular file such as .gitignore, or return '' if it is anything else."""
     try:
-        data = read_bytes(path, limit)
+        data = read_file(path, limit)[0]
     except SkipFile:
         return ''
     return data.decode('utf-8', 'replace')
 
 
-def walk_tree(root, hidden=False, no_ignore=False, exclude=()):
-    """Yield ('file', relative, path) and ('skip', relative, reason, quiet) in sorted order.
-
-    Never follows symbolic links and never opens anything but directories here.  Quiet
-    skips are deliberate choices (ignored, hidden, virtualenv); the others are reported.
-    """
-    exclude = {os.path.normcase(os.path.abspath(p)) for p in exclude}
+def walk_tree(root, options):
+    """Yield a Listed record for every file to index under root and every path left
+    out, in sorted order.  Never follows symbolic links and opens nothing but folders
+    and ignore files here."""
+    exclude = {os.path.normcase(os.path.realpath(p)) for p in options.exclude}
     pending = [(str(root), '', [])]
     while pending:
         folder, prefix, rules = pending.pop()
@@ -226,10 +227,9 @@ def walk_tree(root, hidden=False, no_ignore=False, exclude=()):
             with os.scandir(folder) as listing:
                 entries = sorted(listing, key=lambda e: e.name)
         except OSError as error:
-            yield ('skip', prefix or '.', f'skipped: cannot list folder: {error.strerror}',
-                   False)
+            yield Listed(prefix or '.', reason=f'skipped: cannot list folder: {error.strerror}')
             continue
-        if not no_ignore:
+        if not options.no_ignore:
             rules = list(rules)
             for name in IGNORE_FILES:
                 if any(e.name == name for e in entries):
@@ -238,68 +238,63 @@ def walk_tree(root, hidden=False, no_ignore=False, exclude=()):
         subfolders = []
         for entry in entries:
             relative = prefix + entry.name
+            wanted = entry.name.endswith('.py')
             try:
                 is_link = entry.is_symlink()
                 is_dir = not is_link and entry.is_dir(follow_symlinks=False)
             except OSError as error:
-                yield ('skip', relative, f'skipped: cannot stat: {error.strerror}', False)
+                yield Listed(relative, reason=f'skipped: cannot stat: {error.strerror}')
                 continue
             if is_link:
-                if entry.name.endswith('.py') or os.path.isdir(entry.path) \
-                        or not os.path.exists(entry.path):
-                    yield ('skip', relative, 'skipped: symbolic link (not followed)', False)
+                if wanted or os.path.isdir(entry.path) or not os.path.exists(entry.path):
+                    yield Listed(relative, reason='skipped: symbolic link (not followed)')
                 continue
-            if is_dir and entry.name in SKIP_DIRS:
-                yield ('skip', relative + '/', 'tool or version-control folder', True)
+            if entry.name.startswith('.') and not options.hidden:
+                if is_dir or wanted:
+                    yield Listed(relative + '/' * is_dir, reason='hidden', quiet=True)
                 continue
-            if entry.name.startswith('.') and not hidden:
-                if is_dir or entry.name.endswith('.py'):
-                    yield ('skip', relative + ('/' if is_dir else ''), 'hidden', True)
-                continue
-            if not no_ignore and is_ignored(relative, is_dir, rules):
-                if is_dir or entry.name.endswith('.py'):
-                    yield ('skip', relative + ('/' if is_dir else ''),
-                           'ignored by .gitignore/.ignore', True)
+            if not options.no_ignore and is_ignored(relative, is_dir, rules):
+                if is_dir or wanted:
+                    yield Listed(relative + '/' * is_dir,
+                                 reason='ignored by .gitignore/.ignore', quiet=True)
                 continue
             if is_dir:
-                if os.path.lexists(os.path.join(entry.path, 'pyvenv.cfg')):
-                    yield ('skip', relative + '/', 'virtual environment (pyvenv.cfg)', True)
+                if entry.name in SKIP_DIRS:
+                    yield Listed(relative + '/', reason='tool or version-control folder',
+                                 quiet=True)
+                elif os.path.lexists(os.path.join(entry.path, 'pyvenv.cfg')):
+                    yield Listed(relative + '/', reason='virtual environment (pyvenv.cfg)',
+                                 quiet=True)
                 else:
                     subfolders.append((entry.path, relative + '/', rules))
                 continue
-            if not entry.name.endswith('.py'):
-                continue
-            if os.path.normcase(os.path.abspath(entry.path)) in exclude:
+            if not wanted or os.path.normcase(entry.path) in exclude:
                 continue
             try:
                 regular = entry.is_file(follow_symlinks=False)
             except OSError:
                 regular = False
             if not regular:
-                yield ('skip', relative, 'skipped: not a regular file', False)
+                yield Listed(relative, reason='skipped: not a regular file')
                 continue
-            yield ('file', relative, entry.path)
+            yield Listed(relative, entry.path)
         pending.extend(reversed(subfolders))
 
 
-def list_tree(root, hidden=False, no_ignore=False, exclude=()):
+def list_tree(root, options):
     """({relative: path} of the files to index, [reported skips]) in sorted order."""
     found, skipped = {}, []
-    for item in walk_tree(root, hidden, no_ignore, exclude):
-        if item[0] == 'file':
-            found[item[1]] = item[2]
-        elif not item[3]:
-            skipped.append({'path': item[1], 'line': 0, 'reason': item[2]})
+    for item in walk_tree(root, options):
+        if not item.reason:
+            found[item.relative] = item.path
+        elif not item.quiet:
+            skipped.append(skip_record(item.relative, item.reason))
     return found, skipped
 
 
-def read_bytes(path, limit):
-    """Read a regular file without following links or blocking on FIFOs and devices."""
-    return read_file(path, limit)[0]
-
-
 def read_file(path, limit):
-    """(bytes, fstat) of a regular file, read through one descriptor so both agree."""
+    """(bytes, fstat) of a regular file, read through one descriptor so both agree,
+    without following links or blocking on FIFOs and devices."""
     flags = os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0) | getattr(os, 'O_NOFOLLOW', 0) \
         | getattr(os, 'O_BINARY', 0) | getattr(os, 'O_CLOEXEC', 0)
     try:
@@ -323,7 +318,7 @@ def read_file(path, limit):
                            f'({info.st_size} > {limit} bytes)')
         parts, size = [], 0
         while True:
-            part = os.read(fd, 1 << 20)
+            part = os.read(fd, max(info.st_size + 1 - size, 1 << 16))
             if not part:
                 break
             size += len(part)
@@ -732,24 +727,27 @@ def query_terms(question):
     return weights, anchors, concepts
 
 
-# --- Index storage: records per file, postings per term, atomic write, lock -----------
+# --- Index records: one record per file, postings per term ---------------------------
 #
-# index.json = {"tool", "format_version", "parser_version", "tokenizer_version", "root",
-#   "indexed_at", "next_fid", "chunk_count", "field_totals", "skipped": [...],
-#   "files": {path: {"fid", "sha256", "size", "mtime_ns", "count", "totals", "rows",
-#                    "lengths"}}, "postings": [bucket, ...], "checksum"}
+# The index file is one JSON object, written with json.dumps and read with json.loads:
+#   {"tool", "format_version", "parser_version", "tokenizer_version", "root",
+#    "indexed_at", "scan_started_ns", "next_fid", "chunk_count", "field_totals",
+#    "skipped": [{"path", "line", "reason"}],
+#    "files": {path: {"fid", "sha256", "size", "mtime_ns", "count", "totals", "rows",
+#                     "lengths"}},
+#    "postings": [POSTING_BUCKETS strings], "checksum"}
 # "rows" holds a file's chunks as 'symbol kind start end exported' (exported is 1 when
 # the module's __all__ lists the chunk's top-level name), '|' between chunks, and
 # "lengths" the length of each field of each chunk, space-separated: strings that a
-# search decodes only for the files it touches.
-# A term's posting is "fid field entries;fid field entries;..."; postings live in
-# POSTING_BUCKETS strings '|term=posting|term=posting|' chosen by the CRC-32 of the term,
-# so loading the index creates a thousand strings instead of a hundred thousand, and a
-# search finds its terms with str.find.  The source text is not stored: it is read back
-# from the file and checked against the SHA-256.  Segments carry a file id (fid), so an
-# update drops and adds only the segments of changed files.
+# search decodes only for the files it touches.  A term's posting is "fid field
+# entries;fid field entries;...", an entry being a chunk number within the file or a
+# run 'first-last', followed by ':tf' when the term occurs more than once.  Postings
+# live in strings '|term=posting|...' chosen by the CRC-32 of the term, as in
+# notes_search, so loading the index creates a thousand strings instead of a hundred
+# thousand, and a search finds its terms with str.find.  The source text is not stored:
+# it is read back from the file and checked against the SHA-256.
+
 ROW_SYMBOL, ROW_KIND, ROW_START, ROW_END, ROW_EXPORTED = range(5)
-POSTING_BUCKETS = 1024
 
 
 def encode_rows(rows):
@@ -796,6 +794,26 @@ def find_posting(buckets, term):
         return None
     start += len(term) + 2
     return bucket[start:bucket.index('|', start)]
+
+
+def add_postings(postings, additions):
+    """Append the postings additions {term: posting} to postings {term: posting}."""
+    for term, posting in additions.items():
+        postings[term] = postings[term] + ';' + posting if term in postings else posting
+
+
+def drop_postings(postings, records):
+    """Remove the segments of the given file records from the postings."""
+    if not records:
+        return
+    fids = {str(record['fid']) for record in records}
+    mentions = re.compile('(?:^|;)(?:' + '|'.join(sorted(fids)) + ') ')
+    for term in [term for term, value in postings.items() if mentions.search(value)]:
+        kept = [s for s in postings[term].split(';') if s.split(' ', 1)[0] not in fids]
+        if kept:
+            postings[term] = ';'.join(kept)
+        else:
+            del postings[term]
 
 
 def chunk_postings(chunks, fid):
@@ -854,91 +872,164 @@ def make_record(rows, lengths, fid, **details):
                 rows=encode_rows(rows),
                 lengths=' '.join(str(n) for row in lengths for n in row))
 
+
+class Job(NamedTuple):
+    """One file to read and index, with the file id its postings will carry."""
+    relative: str
+    path: str
+    fid: int
+    options: IndexOptions
+
+
+class Parsed(NamedTuple):
+    """What reading one file gave: its record and postings segments, or a skip record."""
+    relative: str
+    record: dict = None
+    segments: dict = None
+    skip: dict = None
+
+
 def index_one_file(job):
-    """Worker: read, hash, parse and tokenise one file -> ('ok', record) or ('skip', ...)."""
-    relative, path, fid, limit = job
+    """Read, hash, parse and tokenise one file -> Parsed."""
     try:
-        data, info = read_file(path, limit)
+        data, info = read_file(job.path, job.options.max_file_size)
         sha256 = hashlib.sha256(data).hexdigest()
-        chunks = chunk_source(data, relative, sha256=sha256)
+        chunks = chunk_source(data, job.relative, sha256=sha256)
     except SkipFile as skip:
-        return ('skip', relative, skip.line, skip.reason)
-    return ('ok', relative, file_record(chunks, sha256, info, fid))
+        return Parsed(job.relative, skip=skip_record(job.relative, skip.reason, skip.line))
+    rows, lengths, segments = chunk_postings(chunks, job.fid)
+    record = make_record(rows, lengths, job.fid, sha256=sha256, size=info.st_size,
+                         mtime_ns=info.st_mtime_ns)
+    return Parsed(job.relative, record, segments)
 
 
-def file_record(chunks, sha256, info, fid):
-    """What the index keeps of one file, with the postings segments it contributes."""
-    rows, lengths, segments = chunk_postings(chunks, fid)
-    return make_record(rows, lengths, fid, sha256=sha256, size=info.st_size,
-                       mtime_ns=info.st_mtime_ns, segments=segments)
+def index_batch(jobs):
+    """Read, parse and tokenise a batch of files (in a worker process when there are
+    enough) -> ([Parsed without segments], {term: posting} of the batch)."""
+    parsed, postings = [index_one_file(job) for job in jobs], {}
+    for file in parsed:
+        add_postings(postings, file.segments or {})
+    return [file._replace(segments=None) for file in parsed], postings
+
+
+def run_jobs(work, jobs, workers, report):
+    """[work(job) for job in jobs] in order, in worker processes when there are several
+    jobs and cores; report(done, total) counts the items of the jobs done.  Ctrl-C and
+    SIGTERM stop the workers at once."""
+    total, done, results = sum(map(len, jobs)), [0], []
+
+    def collect(job, result):
+        results.append(result)
+        done[0] += len(job)
+        if report:
+            report(done[0], total)
+
+    workers = min(workers or os.cpu_count() or 1, len(jobs))
+    pool = worker_pool(workers) if workers > 1 else None
+    if pool is not None:
+        import pickle
+        try:
+            for job, result in zip(jobs, pool.imap(work, jobs)):
+                collect(job, result)
+            pool.close()
+        except (pickle.PicklingError, AttributeError):   # work that cannot be sent
+            pool.terminate()                               # (its module is not importable)
+        except BaseException:
+            pool.terminate()
+            raise
+        finally:
+            pool.join()
+    for job in jobs[len(results):]:
+        collect(job, work(job))
+    return results
+
+
+def worker_pool(workers):
+    """A pool of worker processes, or None where the system has none to give."""
+    import multiprocessing          # only a big index needs it: searches start faster
+    try:
+        with signals_deferred():
+            return multiprocessing.Pool(workers, initializer=worker_signals)
+    except (OSError, ImportError):
+        return None
+
+
+def worker_signals():
+    """In a worker: Ctrl-C is the parent's to handle, SIGTERM ends the worker, and so
+    does its parent's death (SIGKILL leaves the parent no time to end it)."""
+    import threading                # only workers need it
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, 'pthread_sigmask'):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    parent = os.getppid()
+
+    def exit_with_parent():
+        while os.getppid() == parent:
+            time.sleep(WORKER_WATCH_SECONDS)
+        os._exit(1)
+    threading.Thread(target=exit_with_parent, daemon=True).start()
 
 
 def empty_index(root):
     return {'tool': TOOL, 'format_version': FORMAT_VERSION, 'parser_version': PARSER_VERSION,
             'tokenizer_version': TOKENIZER_VERSION, 'root': str(root), 'indexed_at': '',
-            'next_fid': 0, 'chunk_count': 0, 'field_totals': [0] * len(FIELDS),
-            'files': {}, 'skipped': [], 'postings': pack_postings({})}
+            'scan_started_ns': 0, 'next_fid': 0, 'chunk_count': 0,
+            'field_totals': [0] * len(FIELDS), 'skipped': [], 'files': {},
+            'postings': pack_postings({})}
 
 
 def update_index(root, old, options, report=None):
     """Bring an index up to date with the tree; returns (index, stats).
 
-    A file whose size and mtime (fast path) or SHA-256 match keeps its record; others are
-    re-parsed, in parallel when that pays.  Postings of removed records are dropped, those
-    of new records added.
+    A file whose size and mtime (fast path) or SHA-256 match keeps its record; others
+    are re-parsed, in worker processes when that pays.  Postings of removed records are
+    dropped, those of new records added.
     """
-    root = Path(root).resolve()
+    root = os.path.realpath(root)
     started_ns = time.time_ns()
-    reusable = old is not None and old.get('root') == str(root) and all(
-        old.get(key) == value for key, value in (('parser_version', PARSER_VERSION),
-                                                 ('tokenizer_version', TOKENIZER_VERSION)))
+    reusable = old is not None and old['root'] == root and all(
+        old[key] == value for key, value in (('parser_version', PARSER_VERSION),
+                                             ('tokenizer_version', TOKENIZER_VERSION)))
     index = old if reusable else empty_index(root)
     previous = index['files']
-    trusted_before_ns = index.get('scan_started_ns', 0) - RACY_MTIME_NS
-    found, skipped = list_tree(root, options.get('hidden', False),
-                               options.get('no_ignore', False), options.get('exclude', ()))
-    to_parse = []
-    limit = options.get('max_file_size', MAX_FILE_SIZE)
-    current, refreshed = {}, 0
+    trusted_before_ns = index['scan_started_ns'] - RACY_MTIME_NS
+    found, skipped = list_tree(root, options)
+    current, refreshed, jobs = {}, 0, []
     for relative, path in found.items():
         record = previous.get(relative)
-        verdict = unchanged(path, record, limit, trusted_before_ns) \
-            if record is not None else None
+        verdict = record and unchanged(path, record, options.max_file_size, trusted_before_ns)
         if verdict:
             current[relative] = record
             refreshed += verdict == 'touched'
         else:
-            to_parse.append(relative)
-    fid = index['next_fid']
-    jobs = []
-    for relative in to_parse:
-        jobs.append((relative, found[relative], fid, limit))
-        fid += 1
-    parsed = run_jobs(jobs, options.get('jobs'), report)
-    added = {}
-    for result in parsed:
-        if result[0] == 'skip':
-            skipped.append({'path': result[1], 'line': result[2], 'reason': result[3]})
-        else:
-            added[result[1]] = result[2]
-    removed_records = [record for relative, record in previous.items()
-                       if relative not in current]
-    if added or removed_records:
+            jobs.append(Job(relative, path, index['next_fid'] + len(jobs), options))
+    per_job = FILES_PER_JOB if len(jobs) >= PARALLEL_MIN_FILES else max(len(jobs), 1)
+    batches = [jobs[start:start + per_job] for start in range(0, len(jobs), per_job)]
+    added, additions = {}, {}
+    for parsed, postings in run_jobs(index_batch, batches, options.jobs, report):
+        for file in parsed:
+            if file.skip:
+                skipped.append(file.skip)
+            else:
+                added[file.relative] = file
+        add_postings(additions, postings)
+    removed = [relative for relative in previous if relative not in current]
+    if added or removed:
         postings = unpack_postings(index['postings'])
-        drop_postings(postings, removed_records)
-        add_postings(postings, [added[relative].pop('segments') for relative in sorted(added)])
+        drop_postings(postings, [previous[relative] for relative in removed])
+        add_postings(postings, additions)
         index['postings'] = pack_postings(postings)
-    current.update(added)
+    current.update((relative, file.record) for relative, file in added.items())
     deleted = sum(1 for relative in previous if relative not in current)
     skipped.sort(key=lambda s: s['path'])
-    changed = added or removed_records or refreshed or skipped != index.get('skipped') \
-        or not reusable
-    count = sum(record['count'] for record in current.values())
-    index.update(files=dict(sorted(current.items())), skipped=skipped, next_fid=fid,
-                 root=str(root), chunk_count=count, scan_started_ns=started_ns,
+    changed = added or removed or refreshed or skipped != index['skipped'] or not reusable
+    index.update(files=dict(sorted(current.items())), skipped=skipped, root=root,
+                 next_fid=index['next_fid'] + len(jobs), scan_started_ns=started_ns,
+                 chunk_count=sum(record['count'] for record in current.values()),
                  field_totals=field_sums([record['totals'] for record in current.values()]))
-    stats = {'updated': len(added), 'removed': deleted, 'skipped': len(skipped),
-             'files': len(current), 'changed': bool(changed), 'chunks': count}
+    stats = {'updated': len(added), 'removed': deleted, 'skipped': skipped,
+             'files': len(current), 'chunks': index['chunk_count'], 'changed': bool(changed)}
     return index, stats
 
 
@@ -955,7 +1046,7 @@ def unchanged(path, record, limit, trusted_before_ns):
     if same_stat and record['mtime_ns'] < trusted_before_ns:
         return 'same'
     try:
-        data = read_bytes(path, limit)
+        data = read_file(path, limit)[0]
     except SkipFile:
         return None
     if hashlib.sha256(data).hexdigest() != record['sha256']:
@@ -966,59 +1057,7 @@ def unchanged(path, record, limit, trusted_before_ns):
     return 'touched'
 
 
-def add_postings(postings, segment_maps):
-    """Append each file's segments to the postings, joining every term's string once."""
-    additions = {}
-    for segments in segment_maps:
-        for term, segment in segments.items():
-            found = additions.get(term)
-            if found is None:
-                additions[term] = [segment]
-            else:
-                found.append(segment)
-    for term, segments in additions.items():
-        if term in postings:
-            segments.insert(0, postings[term])
-        postings[term] = ';'.join(segments)
-
-
-def drop_postings(postings, records):
-    """Remove the segments of the given file records from the postings."""
-    if not records:
-        return
-    fids = {str(record['fid']) for record in records}
-    mentions = re.compile('(?:^|;)(?:' + '|'.join(sorted(fids)) + ') ')
-    for term in [term for term, value in postings.items() if mentions.search(value)]:
-        kept = [s for s in postings[term].split(';') if s.split(' ', 1)[0] not in fids]
-        if kept:
-            postings[term] = ';'.join(kept)
-        else:
-            del postings[term]
-
-
-def run_jobs(jobs, jobs_wanted, report):
-    """Index files in worker processes when there are enough of them; same order always."""
-    workers = jobs_wanted or min(os.cpu_count() or 1, 8)
-    results = []
-    if workers > 1 and len(jobs) >= PARALLEL_MIN_FILES:
-        try:
-            import concurrent.futures      # only index needs it; search starts faster
-            with concurrent.futures.ProcessPoolExecutor(workers) as pool:
-                for result in pool.map(index_one_file, jobs, chunksize=16):
-                    results.append(result)
-                    if report:
-                        report(len(results), len(jobs))
-            return results
-        except (OSError, ImportError, RuntimeError):
-            results = []      # no process support here: fall back to one process
-    for job in jobs:
-        results.append(index_one_file(job))
-        if report:
-            report(len(results), len(jobs))
-    return results
-
-
-def scan_tree(root, hidden=False, no_ignore=False, max_file_size=MAX_FILE_SIZE, strict=False):
+def scan_tree(root, options=IndexOptions(), strict=False):
     """Chunks of every Python file under root, numbered code-1...; also the skipped files.
 
     strict=True is the tutorial's contract: the first file that cannot be parsed raises.
@@ -1027,22 +1066,19 @@ def scan_tree(root, hidden=False, no_ignore=False, max_file_size=MAX_FILE_SIZE, 
     if not root.is_dir():
         raise ValueError('Repository directory does not exist.')
     chunks = []
-    found, skipped = list_tree(root, hidden, no_ignore)
+    found, skipped = list_tree(root, options)
     for relative, path in found.items():
-        if strict:
-            try:
-                chunks.extend(index_file(path, root))
-            except SkipFile as skip:
-                if skip.reason.startswith('cannot decode'):
-                    raise SyntaxError(f'{relative}:{skip.line}: {skip.reason}') from None
-                skipped.append({'path': relative, 'line': skip.line, 'reason': skip.reason})
-            except OSError as error:
-                skipped.append({'path': relative, 'line': 0, 'reason': str(error.strerror)})
-            continue
         try:
-            chunks.extend(chunk_source(read_bytes(path, max_file_size), relative))
+            if strict:
+                chunks.extend(index_file(path, root))
+            else:
+                chunks.extend(chunk_source(read_file(path, options.max_file_size)[0], relative))
         except SkipFile as skip:
-            skipped.append({'path': relative, 'line': skip.line, 'reason': skip.reason})
+            if strict and skip.reason.startswith('cannot decode'):
+                raise SyntaxError(f'{relative}:{skip.line}: {skip.reason}') from None
+            skipped.append(skip_record(relative, skip.reason, skip.line))
+        except OSError as error:
+            skipped.append(skip_record(relative, f'skipped: {error.strerror}'))
     for number, chunk in enumerate(chunks, 1):
         chunk['id'] = f'code-{number}'
     return chunks, skipped
@@ -1053,42 +1089,71 @@ def build_index(root):
     return scan_tree(root, strict=True)[0]
 
 
-def write_index(index, destination):
-    """Write JSON to a unique temp file in the same folder, fsync, then os.replace it.
+# --- Index file: atomic write, lock, load and validate ---------------------------------
+# The same as notes_search's: a reader sees the old file or the new one, never a mix, and
+# nothing but the index is left beside it.
 
-    A reader sees the old file or the new one, never a mix.  A new index is readable by
-    its owner only; a replaced one keeps its mode.
-    """
-    destination = os.path.abspath(destination)
+def write_index(path, document):
+    """Write document as JSON to a unique temp file in the index's folder, fsync, then
+    replace the index with it.  A new index is readable by its owner only; a replaced
+    one keeps its mode.  Ctrl-C and SIGTERM wait until the file is whole or gone."""
+    destination = os.path.abspath(path)
     folder, name = os.path.split(destination)
     try:
         mode = stat.S_IMODE(os.stat(destination).st_mode)
     except OSError:
         mode = 0o600
+    data = json.dumps(document, separators=(',', ':')).encode('ascii')   # ASCII loads faster
     temporary = os.path.join(folder, f'.{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp')
-    data = json.dumps(index, separators=(',', ':')).encode('ascii')   # ASCII loads 3x faster
-    try:
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with signals_deferred():
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-            if hasattr(os, 'fchmod'):
-                os.fchmod(fd, mode)
-        finally:
-            os.close(fd)
-        os.replace(temporary, destination)
-    except OSError as error:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise IndexProblem(f'cannot write index {destination}: {error.strerror}', 1) from None
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+                if hasattr(os, 'fchmod'):
+                    os.fchmod(fd, mode)
+            finally:
+                os.close(fd)
+            replace_file(temporary, destination)
+        except OSError as error:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise IndexProblem(f'cannot write index {path}: {error.strerror}', 1) from None
     with contextlib.suppress(OSError):
         dir_fd = os.open(folder, os.O_RDONLY)
         try:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+def replace_file(source, destination, retry_seconds=2.0):
+    """os.replace; on Windows, where it fails while a search holds the old index open,
+    tried again for a while."""
+    deadline = time.monotonic() + retry_seconds
+    while True:
+        try:
+            return os.replace(source, destination)
+        except PermissionError:
+            if os.name != 'nt' or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def signals_deferred():
+    """Hold Ctrl-C and SIGTERM until the block ends (where the system can block them)."""
+    if not hasattr(signal, 'pthread_sigmask'):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def remove_leftover_temporaries(destination):
@@ -1109,8 +1174,10 @@ def remove_leftover_temporaries(destination):
 def index_lock(destination, timeout=LOCK_TIMEOUT_SECONDS):
     """Hold an exclusive lock beside the index while reading, updating and replacing it.
 
-    With flock (POSIX) the OS releases the lock when a killed holder dies; elsewhere a
-    lock file naming a process that no longer runs is removed.
+    The lock file is removed on release, so nothing is left beside the index.  With
+    flock (POSIX) the OS releases the lock when a killed holder dies, and a lock taken
+    on a file its holder has just removed is taken again; elsewhere a lock file naming
+    a process that no longer runs is removed.
     """
     path = os.path.abspath(destination) + '.lock'
     deadline = time.monotonic() + timeout
@@ -1128,9 +1195,11 @@ def index_lock(destination, timeout=LOCK_TIMEOUT_SECONDS):
                 break
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
+                if same_file(fd, path):
+                    break
             except OSError:
-                os.close(fd)
+                pass
+            os.close(fd)
         if time.monotonic() > deadline:
             raise IndexProblem(f'another index run holds {path}; gave up after '
                                f'{timeout:.0f} s', 1)
@@ -1138,16 +1207,24 @@ def index_lock(destination, timeout=LOCK_TIMEOUT_SECONDS):
     try:
         yield
     finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)          # before letting go: see same_file
         os.close(fd)
-        if fcntl is None:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
+
+
+def same_file(fd, path):
+    """Whether path still names the open file fd (its last holder may have removed it)."""
+    try:
+        return os.path.samestat(os.fstat(fd), os.stat(path))
+    except OSError:
+        return False
 
 
 def break_stale_lock(path):
     """Without flock: remove a lock file whose process no longer runs."""
     try:
-        os.kill(int(Path(path).read_text() or '0'), 0)
+        with open(path) as handle:
+            os.kill(int(handle.read() or '0'), 0)
     except (ValueError, ProcessLookupError, FileNotFoundError):
         with contextlib.suppress(OSError):
             os.unlink(path)
@@ -1155,24 +1232,53 @@ def break_stale_lock(path):
         pass
 
 
+def index_owner(data):
+    """The tool named at the start of an index file's bytes, or '' (not an index)."""
+    match = re.match(rb'\{\s*"tool"\s*:\s*"(\w+)"', data)
+    return match.group(1).decode('ascii') if match else ''
+
+
+def previous_index(destination):
+    """(the index at destination to update, or None; a warning or '').  IndexProblem
+    when the file there is not this tool's index: it is never overwritten."""
+    try:
+        with open(destination, 'rb') as handle:
+            head = handle.read(256)
+    except FileNotFoundError:
+        return None, ''
+    except OSError as error:
+        raise IndexProblem(f'cannot read index {destination}: {error.strerror}') from None
+    owner = index_owner(head)
+    if head and owner != TOOL:
+        what = f'holds a {owner} index' if owner else f'is not a {TOOL} index'
+        raise IndexProblem(f'{destination} {what}; refusing to overwrite it '
+                           '(choose another --out)')
+    try:
+        return (load_index(destination), '') if head else (None, '')
+    except IndexProblem as problem:
+        return None, f'{problem}; rebuilding it'
+
+
 def load_index(path, deep=True):
     """Read and validate an index file; every problem becomes one IndexProblem line."""
     try:
         with open(path, 'rb') as handle:
+            mode = os.fstat(handle.fileno()).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+                raise IndexProblem(f'index path is not a regular file: {path}')
             data = handle.read()
     except FileNotFoundError:
-        raise IndexProblem(f'index file not found: {path} (run: code_search.py index ROOT '
-                           f'--out {path})') from None
+        raise IndexProblem(f'index file not found: {path} (run: {program_name()} index '
+                           f'FOLDER --out {path})') from None
     except IsADirectoryError:
         raise IndexProblem(f'index path is a directory: {path}') from None
     except OSError as error:
         raise IndexProblem(f'cannot read index {path}: {error.strerror}') from None
     try:
         index = json.loads(data)
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        raise IndexProblem(f'index file is corrupt or truncated: {path} '
-                           f'(rebuild it with: code_search.py index ROOT --out {path})') \
-            from None
+    except (ValueError, RecursionError):
+        raise IndexProblem(f'index file is corrupt or truncated: {path} (rebuild it with: '
+                           f'{program_name()} index ROOT --out {path})') from None
     problem = index_problem(index, deep)
     if problem:
         raise IndexProblem(f'{path}: {problem}')
@@ -1187,58 +1293,118 @@ def safe_relative_path(relative):
 
 
 def content_checksum(index):
-    """CRC-32 over the postings and chunk rows, so a hand-edited or damaged index is
-    rebuilt by the next `index` run instead of being carried forward."""
-    parts = [f'{relative}\0{record["fid"]}\0{record["rows"]}\0{record["lengths"]}'
-             for relative, record in index['files'].items()]
-    parts.extend(index['postings'])
-    return zlib.crc32('\1'.join(parts).encode('utf-8', 'surrogatepass'))
+    """CRC-32 over what a search reads of the records and over the postings, so that a
+    hand-edited or damaged index is rebuilt instead of being carried forward."""
+    checksum = 0
+    for part in itertools.chain(
+            (f'{relative}\0{record["fid"]}\0{record["count"]}\0{record["totals"]}\0'
+             f'{record["rows"]}\0{record["lengths"]}'
+             for relative, record in index['files'].items()),
+            index['postings']):
+        checksum = zlib.crc32(part.encode('utf-8', 'surrogatepass'), checksum)
+    return checksum
 
 
 def index_problem(index, deep=True):
     """Why a parsed index cannot be used, or '' when its structure is sound.
 
-    deep=False skips the checksum over postings and rows: search checks the rows it
-    decodes, and anything broken it meets is reported as a damaged index the same way.
+    deep=False checks only the index's outline: a search checks what it decodes, and
+    anything broken it meets is reported as a damaged index the same way.  A stored
+    size, mtime or SHA-256 that is wrong only makes `index` read that file again.
     """
     if not isinstance(index, dict):
-        return 'not a code_search index (not a JSON object)'
+        return f'not a {TOOL} index (not a JSON object)'
     tool = index.get('tool')
     if tool != TOOL:
         if isinstance(tool, str) and tool:
-            return f'made by {tool}.py, not code_search.py'
-        return 'not a code_search index (no "tool": "code_search")'
+            return f'made by {tool}.py, not {TOOL}.py'
+        return f'not a {TOOL} index (no "tool": "{TOOL}")'
     if index.get('format_version') != FORMAT_VERSION:
         return (f'index format {index.get("format_version")!r} is not {FORMAT_VERSION}; '
-                'rebuild it with: code_search.py index ROOT')
+                f'rebuild it with: {program_name()} index ROOT')
     expected = {'root': str, 'files': dict, 'postings': list, 'skipped': list,
                 'next_fid': int, 'parser_version': int, 'tokenizer_version': int,
-                'chunk_count': int, 'field_totals': list}
+                'scan_started_ns': int, 'chunk_count': int, 'field_totals': list,
+                'checksum': int}
     for key, kind in expected.items():
-        if not isinstance(index.get(key), kind):
+        if type(index.get(key)) is not kind:
             return f'damaged index: "{key}" is missing or not a {kind.__name__}'
-    fids = set()
-    for relative, record in index['files'].items():
-        if not (isinstance(record, dict) and all(type(record.get(key)) is int for key in
-                                                 ('fid', 'size', 'mtime_ns', 'count'))
-                and isinstance(record.get('sha256'), str) and len(record['sha256']) == 64
-                and isinstance(record.get('rows'), str)
-                and isinstance(record.get('lengths'), str)
-                and isinstance(record.get('totals'), list)
-                and len(record['totals']) == len(FIELDS)) or record['fid'] in fids \
-                or not safe_relative_path(relative):
-            return f'damaged index: bad record for {relative!r}'
-        fids.add(record['fid'])
-    if index['chunk_count'] != sum(r['count'] for r in index['files'].values()) \
-            or len(index['field_totals']) != len(FIELDS):
-        return 'damaged index: chunk counts do not add up'
-    if len(index['postings']) != POSTING_BUCKETS or not all(
-            isinstance(bucket, str) and (bucket == '' or bucket[0] == bucket[-1] == '|')
-            for bucket in index['postings']):
+    if len(index['postings']) != POSTING_BUCKETS or len(index['field_totals']) != len(FIELDS) \
+            or not all(type(bucket) is str and (bucket == '' or bucket[0] == bucket[-1] == '|')
+                       for bucket in index['postings']):
         return 'damaged index: bad postings'
-    if deep and index.get('checksum') != content_checksum(index):
-        return 'damaged index: its content does not match its checksum'
+    if not deep:
+        return ''
+    records = index['files'].values()
+    try:
+        fids = {record['fid'] for record in records}
+        if len(fids) != len(records) or {type(fid) for fid in fids} - {int} \
+                or index['chunk_count'] != sum(record['count'] for record in records):
+            return 'damaged index: chunk counts do not add up'
+        if index['checksum'] != content_checksum(index):
+            return 'damaged index: its content does not match its checksum'
+    except (KeyError, TypeError, AttributeError):
+        return 'damaged index: bad records'
     return ''
+
+
+def require_folder(root):
+    """The root folder, resolved; IndexProblem when it is missing or not a folder."""
+    if not os.path.isdir(root):
+        what = 'is a file' if os.path.exists(root) else 'does not exist'
+        raise IndexProblem(f'root folder {what}: {root}')
+    return os.path.realpath(root)
+
+
+def require_index_destination(out):
+    """IndexProblem when the index cannot be written at out."""
+    if os.path.isdir(out):
+        raise IndexProblem(f'index path is a directory: {out}')
+    folder = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(folder):
+        raise IndexProblem(f'folder of the index does not exist: {folder}')
+
+
+def index_folder(root, destination, options, report=None):
+    """Write or update the index of a folder at destination; returns update_index's
+    stats, with 'warning' when an unusable index of this tool was rebuilt."""
+    root = require_folder(root)
+    require_index_destination(destination)
+    options = options._replace(exclude=options.exclude + (os.fspath(destination),))
+    with index_lock(destination), collector_paused():
+        remove_leftover_temporaries(destination)
+        old, warning = previous_index(destination)
+        index, stats = update_index(root, old, options, report)
+        if stats['changed'] or old is None:
+            index['indexed_at'] = datetime.datetime.now(datetime.timezone.utc) \
+                .strftime('%Y-%m-%dT%H:%M:%SZ')
+            index['checksum'] = content_checksum(index)
+            write_index(destination, index)
+    stats['warning'] = warning
+    return stats
+
+
+@contextlib.contextmanager
+def damaged_index_guard(path):
+    """An index that passed the quick checks but breaks while being read is damaged."""
+    try:
+        yield
+    except (KeyError, ValueError, IndexError, TypeError, AttributeError):
+        raise IndexProblem(f'{path}: damaged index (its entries do not fit together); '
+                           f'rebuild it with: {program_name()} index ROOT') from None
+
+
+@contextlib.contextmanager
+def collector_paused():
+    """Pause the cyclic garbage collector while indexing: the many small objects an
+    index is made of form no cycles, and its passes over them cost a tenth of the time."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 # --- Ranking: field-weighted BM25 over the postings ------------------------------------
@@ -1253,14 +1419,12 @@ def make_search_index(chunks, root='', skipped=()):
     by_path = {}
     for chunk in chunks:
         by_path.setdefault(chunk['path'], []).append(chunk)
-    files, segment_maps, ordered = {}, [], []
+    files, postings, ordered = {}, {}, []
     for fid, (path, group) in enumerate(by_path.items()):
         rows, lengths, segments = chunk_postings(group, fid)
         files[path] = make_record(rows, lengths, fid, revision=group[0]['revision'])
-        segment_maps.append(segments)
+        add_postings(postings, segments)
         ordered.extend(group)
-    postings = {}
-    add_postings(postings, segment_maps)
     view = open_search_index({
         'root': str(root), 'files': files, 'postings': pack_postings(postings),
         'skipped': list(skipped),
@@ -1291,7 +1455,9 @@ def open_search_index(index):
 
 def open_index_file(path):
     """An index file opened for searching (quick checks; see index_problem)."""
-    return open_search_index(load_index(path, deep=False))
+    index = load_index(path, deep=False)
+    with damaged_index_guard(path):
+        return open_search_index(index)
 
 
 def file_rows(index, relative):
@@ -1442,6 +1608,79 @@ def retrieve(question, chunks, top_k=DEFAULT_TOP_K):
 
 
 
+# --- Paths: --path globs, the same in both tools ---------------------------------------
+
+def glob_pattern(glob):
+    """A glob over '/'-separated relative paths as a regular expression: ** spans
+    folders, * and ? stay within one, [...] is a class and \\ escapes."""
+    out, i = [], 0
+    while i < len(glob):
+        if glob.startswith('**/', i) and (i == 0 or glob[i - 1] == '/'):
+            out.append('(?:.*/)?')
+            i += 3
+        elif glob.startswith('/**', i) and i + 3 == len(glob):
+            out.append('/.*')
+            i += 3
+        elif glob.startswith('**', i):
+            out.append('.*')
+            i += 2
+        elif glob[i] == '*':
+            out.append('[^/]*')
+            i += 1
+        elif glob[i] == '?':
+            out.append('[^/]')
+            i += 1
+        elif glob[i] == '[' and ']' in glob[i + 2:]:
+            end = glob.index(']', i + 2)
+            body = glob[i + 1:end]
+            if body.startswith('!'):
+                body = '^' + body[1:]
+            out.append('[' + body.replace('\\', '\\\\') + ']')
+            i = end + 1
+        elif glob[i] == '\\' and i + 1 < len(glob):
+            out.append(re.escape(glob[i + 1]))
+            i += 2
+        else:
+            out.append(re.escape(glob[i]))
+            i += 1
+    return ''.join(out)
+
+
+def glob_regex(glob):
+    """The regex of one --path glob: a glob without a '/' matches a name at any depth,
+    one with a '/' is anchored at the root, and a folder matches everything under it
+    (src, src/ and src/** alike)."""
+    core = glob.strip()
+    core = core[:-3] if core.endswith('/**') else core.rstrip('/')
+    anchored = '/' in core
+    return re.compile(('' if anchored else '(?:.*/)?') + glob_pattern(core.lstrip('/'))
+                      + r'(?:/.*)?\Z')
+
+
+def split_globs(globs):
+    """The globs of several --path values, each of which may hold comma-separated ones."""
+    return [part.strip() for glob in globs for part in glob.split(',') if part.strip()]
+
+
+def path_filter(globs):
+    """A predicate over relative paths from --path globs; a leading '!' excludes."""
+    globs = split_globs(globs)
+    include = [glob_regex(g) for g in globs if not g.startswith('!')]
+    exclude = [glob_regex(g[1:]) for g in globs if g.startswith('!')]
+
+    def accepts(relative):
+        if include and not any(r.match(relative) for r in include):
+            return False
+        return not any(r.match(relative) for r in exclude)
+    return accepts
+
+
+def unmatched_globs(relatives, globs):
+    """The including globs that match none of the relative paths."""
+    return [glob for glob in split_globs(globs) if not glob.startswith('!')
+            and not any(glob_regex(glob).match(relative) for relative in relatives)]
+
+
 # --- Reading hits back: source text and staleness --------------------------------------
 
 def read_current_file(root, relative, revision):
@@ -1454,7 +1693,7 @@ def read_current_file(root, relative, revision):
     if os.path.commonpath([os.path.realpath(path), real_root]) != real_root:
         return [], True
     try:
-        data = read_bytes(path, READ_BACK_LIMIT)
+        data = read_file(path, READ_BACK_LIMIT)[0]
         lines = source_lines(decode_source(data))
     except SkipFile:
         return [], True
@@ -1715,6 +1954,40 @@ def print_hits(question, hits, as_json):
         print(format_hits(hits))
 
 
+def report_skipped(skipped):
+    """One stderr line per skipped file, then a count."""
+    for item in skipped:
+        print(f"{item['path']}:{item['line']}: {item['reason']}", file=sys.stderr)
+    if skipped:
+        print(f'skipped {len(skipped)} file(s)', file=sys.stderr)
+
+
+def warn(message):
+    print(f'{program_name()}: warning: {message}', file=sys.stderr)
+
+
+@contextlib.contextmanager
+def progress_line():
+    """Yield report(done, total), which keeps one progress line up to date on a
+    terminal's stderr (None elsewhere); the line is erased when the block ends."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    started, shown = time.monotonic(), [0.0]
+
+    def report(done, total):
+        now = time.monotonic()
+        if now - shown[0] >= PROGRESS_INTERVAL or done == total:
+            shown[0] = now
+            rate = done / max(now - started, 1e-6)
+            print(f'\rindexing {done}/{total} files ({rate:.0f} files/s)', end='',
+                  file=sys.stderr, flush=True)
+    try:
+        yield report
+    finally:
+        print('\r\033[K', end='', file=sys.stderr, flush=True)
+
+
 # --- MCP server: the same look-ups for coding agents, over stdio ----------------------
 # JSON-RPC 2.0, one message a line on stdin and stdout; logs go to stderr.  Read-only:
 # every path is resolved inside the indexed root, and nothing indexed is ever run.
@@ -1744,7 +2017,8 @@ MCP_TOOLS = {
     'search_code': ('Rank functions, methods, classes and constants for a question.', {
         'query': {'type': 'string', 'minLength': 1, 'description': 'question or identifier'},
         'top_k': integer_schema('how many results (default 5)', 1, 50),
-        'path_prefix': {'type': 'string', 'description': 'only files under this path'},
+        'path_prefix': {'type': 'string', 'description': 'only files under this folder or '
+                        'matching this glob, as --path takes it; comma-separated globs'},
         **BUDGET}, ['query']),
     'find_symbol': ('Definitions by name: exact, dotted suffix, then case-insensitive.', {
         'name': {'type': 'string', 'minLength': 1}, **BUDGET}, ['name']),
@@ -1816,11 +2090,10 @@ def mcp_call(index, name, arguments):
     """Run one tool on a searchable index -> (text, structured); raises LookupError."""
     budget = arguments.get('max_chars', MCP_DEFAULT_MAX_CHARS)
     if name == 'search_code':
-        prefix = arguments.get('path_prefix', '').strip('/')
-        if '..' in prefix.split('/'):
-            raise LookupError(f'path is outside the indexed root: {prefix}')
-        accept = (lambda path: path == prefix or path.startswith(prefix + '/')) \
-            if prefix else None
+        globs = [arguments['path_prefix']] if arguments.get('path_prefix') else []
+        if '..' in re.split(r'[/,]', ''.join(globs)):
+            raise LookupError(f'path is outside the indexed root: {globs[0]}')
+        accept = path_filter(globs) if globs else None
         hits = with_text(index, search_index(index, arguments['query'],
                                              arguments.get('top_k', 5), accept))
     elif name == 'find_symbol':
@@ -1977,6 +2250,15 @@ class ArgumentParser(argparse.ArgumentParser):
         self.exit(2, f'{self.prog}: error: {message}\n')
 
 
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Help that shows every option's default, except for flags and empty lists."""
+
+    def _get_help_string(self, action):
+        if action.default in (None, False, [], argparse.SUPPRESS):
+            return action.help
+        return super()._get_help_string(action)
+
+
 def positive_int(text):
     try:
         value = int(text)
@@ -1988,46 +2270,61 @@ def positive_int(text):
 
 
 def build_parser():
-    parser = ArgumentParser(prog='code_search.py', description=__doc__.split('\n')[0])
-    commands = parser.add_subparsers(dest='command', required=True)
-    index = commands.add_parser('index', help='write or update the index of a folder')
-    index.add_argument('root')
-    index.add_argument('--out', default='index.json')
-    index.add_argument('--hidden', action='store_true', help='also index hidden files')
+    prog = program_name()
+    parser = ArgumentParser(prog=prog, description=__doc__.split('\n')[0],
+                            formatter_class=HelpFormatter,
+                            usage=f'{prog} ROOT QUESTION [--top-k N] [--json]\n'
+                                  f'       {prog} [--version] COMMAND ...',
+                            epilog=f'The first form indexes ROOT in memory, answers QUESTION '
+                                   f'and writes nothing (--top-k default: {DEFAULT_TOP_K}). '
+                                   f'Run "{prog} COMMAND -h" for the options of a command.')
+    parser.add_argument('--version', action='version', version=f'%(prog)s {__version__}')
+    commands = parser.add_subparsers(dest='command', required=True, metavar='COMMAND',
+                                     prog=prog)
+
+    def command(name, text):
+        return commands.add_parser(name, help=text, description=text,
+                                   formatter_class=HelpFormatter)
+
+    index = command('index', 'write or update the index of a folder')
+    index.add_argument('root', help='the folder of code')
+    index.add_argument('--out', default=DEFAULT_INDEX, metavar='FILE', help='index file')
+    index.add_argument('--hidden', action='store_true',
+                       help='also index dot-files and dot-folders')
     index.add_argument('--no-ignore', action='store_true',
                        help='do not honour .gitignore and .ignore')
     index.add_argument('--dry-run', action='store_true',
                        help='list what would be indexed and skipped; write nothing')
-    index.add_argument('--jobs', type=positive_int, help='worker processes (default: cores)')
+    index.add_argument('--jobs', type=positive_int, metavar='N',
+                       help='worker processes (default: one per core)')
     index.add_argument('--max-file-size', type=positive_int, default=MAX_FILE_SIZE,
-                       metavar='BYTES')
-    search = commands.add_parser('search', help='answer a question from the index')
+                       metavar='BYTES', help='skip larger files')
+    search = command('search', 'answer a question from the index')
     search.add_argument('question')
-    search.add_argument('--index', default='index.json')
-    search.add_argument('--top-k', type=positive_int, default=DEFAULT_TOP_K)
+    search.add_argument('--top-k', type=positive_int, default=DEFAULT_TOP_K, metavar='N',
+                        help='number of results')
     search.add_argument('--path', action='append', default=[], metavar='GLOB',
-                        help="only paths matching GLOB; '!GLOB' excludes; may repeat")
-    search.add_argument('--json', action='store_true')
-    symbol = commands.add_parser('symbol', help='find definitions by name')
+                        help="only files under or matching GLOB; '!GLOB' excludes; repeatable")
+    symbol = command('symbol', 'find definitions by name')
     symbol.add_argument('name')
-    at = commands.add_parser('at', help='the function around PATH:LINE')
+    at = command('at', 'the function around PATH:LINE')
     at.add_argument('location', metavar='PATH:LINE')
-    trace = commands.add_parser('trace', help='explain a Python traceback (file or -)')
-    trace.add_argument('file', nargs='?', default='-')
-    for command in (symbol, at, trace):
-        command.add_argument('--index', default='index.json')
-        command.add_argument('--json', action='store_true')
-    mcp = commands.add_parser('mcp', help='serve the index to MCP clients over stdio')
+    trace = command('trace', 'explain a Python traceback')
+    trace.add_argument('file', nargs='?', default='-', help="the traceback's file, or - for stdin")
+    for sub in (search, symbol, at, trace):
+        sub.add_argument('--index', default=DEFAULT_INDEX, metavar='FILE', help='index file')
+        sub.add_argument('--json', action='store_true', help='print one JSON object')
+    mcp = command('mcp', 'serve the index to MCP clients over stdio')
     mcp.add_argument('root', nargs='?', help='index this folder in memory instead')
-    mcp.add_argument('--index', default='index.json')
+    mcp.add_argument('--index', default=DEFAULT_INDEX, metavar='FILE', help='index file')
     return parser
 
 
 def one_shot_parser():
-    parser = ArgumentParser(prog='code_search.py',
-                            usage='code_search.py ROOT QUESTION [--top-k N] [--json]\n'
-                                  '       code_search.py {' + ','.join(SUBCOMMANDS)
-                                  + '} ...')
+    prog = program_name()
+    parser = ArgumentParser(prog=prog, formatter_class=HelpFormatter,
+                            usage=f'{prog} ROOT QUESTION [--top-k N] [--json]\n'
+                                  f'       {prog} [--version] COMMAND ...')
     parser.add_argument('root')
     parser.add_argument('question')
     parser.add_argument('--top-k', type=positive_int, default=DEFAULT_TOP_K)
@@ -2035,97 +2332,40 @@ def one_shot_parser():
     return parser
 
 
-def report_skipped(skipped):
-    """One stderr line per skipped file, then a count."""
-    for item in skipped:
-        print(f"{item['path']}:{item['line']}: {item['reason']}", file=sys.stderr)
-    if skipped:
-        print(f'skipped {len(skipped)} file(s)', file=sys.stderr)
-
-
-def progress_reporter():
-    """A files-done counter on stderr, only when stderr is a terminal."""
-    if not sys.stderr.isatty():
-        return None
-    started = time.monotonic()
-
-    def report(done, total):
-        if done == total or done % 25 == 0:
-            rate = done / max(time.monotonic() - started, 1e-6)
-            end = '\n' if done == total else ''
-            print(f'\rindexing {done}/{total} files ({rate:.0f} files/s)', end=end,
-                  file=sys.stderr, flush=True)
-    return report
-
-
-def require_folder(root):
-    if not os.path.isdir(root):
-        what = 'is a file' if os.path.exists(root) else 'does not exist'
-        raise IndexProblem(f'root folder {what}: {root}')
-    return Path(root).resolve()
-
-
-def require_index_destination(out):
-    if os.path.isdir(out):
-        raise IndexProblem(f'index path is a directory: {out}')
-    folder = os.path.dirname(os.path.abspath(out))
-    if not os.path.isdir(folder):
-        raise IndexProblem(f'folder of the index does not exist: {folder}')
-
-
 def run_index(args):
-    root = require_folder(args.root)
-    options = {'hidden': args.hidden, 'no_ignore': args.no_ignore, 'jobs': args.jobs,
-               'max_file_size': args.max_file_size, 'exclude': (args.out,)}
+    options = IndexOptions(hidden=args.hidden, no_ignore=args.no_ignore,
+                           max_file_size=args.max_file_size, jobs=args.jobs or 0)
     if args.dry_run:
-        return run_dry_run(root, options)
-    require_index_destination(args.out)
-    with index_lock(args.out):
-        remove_leftover_temporaries(args.out)
-        old = None
-        if os.path.exists(args.out):
-            try:
-                old = load_index(args.out)
-            except IndexProblem as problem:
-                print(f'code_search.py: {problem}; rebuilding it', file=sys.stderr)
-        index, stats = update_index(root, old, options, progress_reporter())
-        if stats['changed'] or old is None:
-            index['indexed_at'] = datetime.datetime.now(datetime.timezone.utc) \
-                .strftime('%Y-%m-%dT%H:%M:%SZ')
-            index['checksum'] = content_checksum(index)
-            write_index(index, args.out)
-    report_skipped(index['skipped'])
+        return run_dry_run(require_folder(args.root), options._replace(exclude=(args.out,)))
+    with progress_line() as report:
+        stats = index_folder(args.root, args.out, options, report)
+    if stats['warning']:
+        warn(stats['warning'])
+    report_skipped(stats['skipped'])
     print(f"갱신 파일: {stats['updated']}, 제거 파일: {stats['removed']}, "
-          f"건너뛴 파일: {stats['skipped']} (파일 {stats['files']}개, 조각 {stats['chunks']}개)")
+          f"건너뛴 파일: {len(stats['skipped'])} (파일 {stats['files']}개, "
+          f"조각 {stats['chunks']}개)")
     return 0
 
 
 def run_dry_run(root, options):
     """List what index would read and what it would skip, with reasons; write nothing."""
     included = skipped = 0
-    for item in walk_tree(root, options['hidden'], options['no_ignore'], options['exclude']):
-        if item[0] == 'file':
+    for item in walk_tree(root, options):
+        if not item.reason:
             included += 1
-            print(f'index {item[1]}')
+            print(f'index {item.relative}')
         else:
             skipped += 1
-            print(f'skip  {item[1]}: {item[2]}')
+            print(f'skip  {item.relative}: {item.reason}')
     print(f'{included} file(s) to index, {skipped} skipped')
     return 0
 
 
-@contextlib.contextmanager
-def damaged_index_guard(path):
-    """An index that passed the quick checks but breaks while being read is damaged."""
-    try:
-        yield
-    except (KeyError, ValueError, IndexError, TypeError, AttributeError):
-        raise IndexProblem(f'{path}: damaged index (its entries do not fit together); '
-                           'rebuild it with: code_search.py index ROOT') from None
-
-
 def run_search(args):
     index = open_index_file(args.index)
+    for glob in unmatched_globs(index['files'], args.path):
+        warn(f'--path {glob!r} matches no indexed file')
     accept = path_filter(args.path) if args.path else None
     with damaged_index_guard(args.index):
         hits = with_text(index, search_index(index, args.question, args.top_k, accept))
@@ -2143,8 +2383,9 @@ def run_one_shot(args):
         hit['stale'] = False
     print_hits(args.question, hits, args.json)
     if time.monotonic() - started > ONE_SHOT_HINT_SECONDS:
-        print(f"hint: index once and search fast: code_search.py index {args.root} "
-              f"--out index.json, then code_search.py search QUESTION", file=sys.stderr)
+        print(f'hint: index once and search fast: {program_name()} index {args.root}, '
+              f'then {program_name()} search QUESTION (index file: {DEFAULT_INDEX})',
+              file=sys.stderr)
     return 0
 
 
@@ -2204,26 +2445,48 @@ def run_trace(args):
     return 0
 
 
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM, raised as Ctrl-C is, so that a run cleans up and exits with 143."""
+    status = 143
+
+
+@contextlib.contextmanager
+def interrupts_raised():
+    """While the block runs, Ctrl-C raises KeyboardInterrupt and SIGTERM Interrupted."""
+    def terminate(signum, frame):
+        raise Interrupted()
+
+    try:
+        previous = [(number, signal.signal(number, handler)) for number, handler in
+                    ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, terminate))]
+    except ValueError:          # not the main thread: signals stay as they are
+        previous = []
+    try:
+        yield
+    finally:
+        for number, handler in previous:
+            signal.signal(number, handler)
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    try:
-        if argv and argv[0] in SUBCOMMANDS:
-            args = build_parser().parse_args(argv)
-            runner = {'index': run_index, 'search': run_search, 'symbol': run_symbol,
-                      'at': run_at, 'trace': run_trace, 'mcp': run_mcp}[args.command]
-            return runner(args)
-        if argv and argv[0] in ('-h', '--help'):
-            build_parser().print_help()
+    with interrupts_raised():
+        try:
+            if argv and (argv[0] in SUBCOMMANDS or argv[0] in ('-h', '--help', '--version')):
+                args = build_parser().parse_args(argv)
+                return {'index': run_index, 'search': run_search, 'symbol': run_symbol,
+                        'at': run_at, 'trace': run_trace, 'mcp': run_mcp}[args.command](args)
+            return run_one_shot(one_shot_parser().parse_args(argv))
+        except IndexProblem as problem:
+            print(f'{program_name()}: error: {problem}', file=sys.stderr)
+            return problem.status
+        except KeyboardInterrupt as interrupt:
+            print(f'{program_name()}: interrupted', file=sys.stderr)
+            return getattr(interrupt, 'status', 130)
+        except BrokenPipeError:   # the reader went away (`| head`): not an error
+            with contextlib.suppress(OSError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
-        return run_one_shot(one_shot_parser().parse_args(argv))
-    except IndexProblem as problem:
-        print(f'code_search.py: error: {problem}', file=sys.stderr)
-        return problem.status
-    except KeyboardInterrupt:
-        print('code_search.py: interrupted', file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        return 0
 
 
 def run_mcp(args):

@@ -21,10 +21,8 @@ import threading
 import unittest
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-TOOL = ROOT / 'code_search.py'
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from tests import support
+from tests.support import CODE_TOOL as TOOL
 
 import code_search  # noqa: E402
 
@@ -44,17 +42,12 @@ RESULT_KEYS = {'path', 'start', 'end', 'symbol', 'revision', 'stale', 'text'}
 
 def run_tool(*args, input=None, cwd=None):
     """Run code_search.py with arguments; returns the CompletedProcess (text, utf-8)."""
-    return subprocess.run([sys.executable, str(TOOL)] + [str(a) for a in args],
-                          input=input, cwd=None if cwd is None else str(cwd),
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          encoding='utf-8', errors='replace', env=ENV, timeout=TIMEOUT)
+    return support.run_cli(TOOL, *args, input=input, cwd=cwd, timeout=TIMEOUT, env=ENV)
 
 
 def write(root, relative, text):
-    path = Path(root, relative)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(text).lstrip('\n'), encoding='utf-8')
-    return path
+    """Write a dedented source file under root; return its path."""
+    return support.write(Path(root, relative), textwrap.dedent(text).lstrip('\n'))
 
 
 def line_of(path, needle):

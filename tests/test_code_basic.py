@@ -6,18 +6,16 @@ import hashlib
 import json
 import os
 import re
-import subprocess
-import sys
 import sysconfig
 import tempfile
 import unittest
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from tests import support
+from tests.support import CODE_TOOL as TOOL, ROOT, write
+
 import code_search  # noqa: E402
 
-TOOL = ROOT / 'code_search.py'
 DEMO = ROOT / 'demo'
 NOT_FOUND = '관련 함수를 찾지 못했습니다.'
 TUTORIAL_HIT = ('[code-2] shop.py:10-12 Invoice.total_with_tax\n'
@@ -29,18 +27,7 @@ SUMMARY = re.compile(r'갱신 파일: (\d+), 제거 파일: (\d+), 건너뛴 파
 
 
 def run_cli(*args, cwd=None, timeout=120):
-    env = dict(os.environ, PYTHONIOENCODING='utf-8', PYTHONDONTWRITEBYTECODE='1')
-    return subprocess.run([sys.executable, str(TOOL)] + [str(a) for a in args],
-                          capture_output=True, text=True, encoding='utf-8', cwd=cwd,
-                          env=env, timeout=timeout)
-
-
-def write(path, text, encoding='utf-8'):
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = text if isinstance(text, bytes) else text.encode(encoding)
-    path.write_bytes(data)
-    return path
+    return support.run_cli(TOOL, *args, cwd=cwd, timeout=timeout)
 
 
 COOKIE = re.compile(r'^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)')
@@ -417,7 +404,8 @@ WALK_INDEXED = ['a.py', 'pkg.py/inner.py', 'sub/b.py', 'venv/__init__.py']
 
 class WalkingTests(unittest.TestCase):
     def files(self, root, **options):
-        return [item[1] for item in code_search.walk_tree(root, **options) if item[0] == 'file']
+        return [item.relative for item in code_search.walk_tree(
+            root, code_search.IndexOptions(**options)) if not item.reason]
 
     def test_walk_tree_rules(self):
         with tempfile.TemporaryDirectory() as folder:
@@ -426,9 +414,10 @@ class WalkingTests(unittest.TestCase):
             self.assertEqual(self.files(root), WALK_INDEXED)
             self.assertEqual(sorted(self.files(root, hidden=True)),
                              sorted(['.hidden.py', '.hiddendir/h.py'] + WALK_INDEXED))
-            skips = {item[1]: item for item in code_search.walk_tree(root) if item[0] == 'skip'}
-            self.assertFalse(skips['link_file.py'][3])
-            self.assertFalse(skips['linkdir'][3])
+            skips = {item.relative: item for item in code_search.walk_tree(
+                root, code_search.IndexOptions()) if item.reason}
+            self.assertFalse(skips['link_file.py'].quiet)
+            self.assertFalse(skips['linkdir'].quiet)
 
     def test_cli_index_reports_links_and_indexes_the_rest(self):
         with tempfile.TemporaryDirectory() as folder:

@@ -19,15 +19,14 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from tests import support
+from tests.support import CODE_TOOL as TOOL, ENV, ROOT, write
+
 import code_search  # noqa: E402
 
-TOOL = ROOT / 'code_search.py'
 NOT_FOUND = '관련 함수를 찾지 못했습니다.'
 GOOD = 'def harmless_marker_function():\n    """Harmless."""\n    return "harmless"\n'
 NOBODY = 65534
-ENV = dict(os.environ, PYTHONIOENCODING='utf-8', PYTHONDONTWRITEBYTECODE='1')
 
 # Runs code_search.main() after dropping root privileges (the interpreter itself may live
 # in a folder only root can read, so it is started as root and code_search imported first).
@@ -42,9 +41,7 @@ DROP_PRIVILEGES = (
 
 
 def run_cli(*args, cwd=None, timeout=120):
-    return subprocess.run([sys.executable, str(TOOL)] + [str(a) for a in args],
-                          capture_output=True, text=True, encoding='utf-8', cwd=cwd, env=ENV,
-                          timeout=timeout)
+    return support.run_cli(TOOL, *args, cwd=cwd, timeout=timeout)
 
 
 def run_main(*args, cwd=None):
@@ -103,13 +100,6 @@ def run_unprivileged(folder, *args, timeout=120, prepare=None):
     return subprocess.run([sys.executable, '-c', DROP_PRIVILEGES, str(ROOT)]
                           + [str(a) for a in args], capture_output=True, text=True,
                           encoding='utf-8', env=ENV, timeout=timeout, cwd=folder)
-
-
-def write(path, data):
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data if isinstance(data, bytes) else data.encode('utf-8'))
-    return path
 
 
 def lines_of(stderr):
@@ -422,19 +412,19 @@ class VanishedFileTests(unittest.TestCase):
         def walk(*args, **kwargs):
             for item in real_walk(*args, **kwargs):
                 yield item
-                if item[0] == 'file' and item[1] == victim:
-                    os.unlink(item[2])
+                if not item.reason and item.relative == victim:
+                    os.unlink(item.path)
         return walk
 
     def check(self, old):
         with mock.patch.object(code_search, 'walk_tree', self.deleting_walk('gone.py')):
-            index, stats = code_search.update_index(self.root, old, {'jobs': 1})
+            index, stats = code_search.update_index(self.root, old, code_search.IndexOptions(jobs=1))
         self.assertEqual(list(index['files']), ['good.py'])
         self.assertEqual(len(index['skipped']), 1)
         entry = index['skipped'][0]
         self.assertEqual((entry['path'], entry['line']), ('gone.py', 0))
         self.assertRegex(entry['reason'], r'^(skipped: )?vanished while indexing$')
-        self.assertEqual(stats['skipped'], 1)
+        self.assertEqual(len(stats['skipped']), 1)
         return index, stats
 
     def setUp(self):
@@ -449,7 +439,7 @@ class VanishedFileTests(unittest.TestCase):
 
     def test_deleted_changed_file_between_listing_and_reading(self):
         write(self.root / 'gone.py', 'def soon_gone():\n    pass\n')
-        old, _ = code_search.update_index(self.root, None, {'jobs': 1})
+        old, _ = code_search.update_index(self.root, None, code_search.IndexOptions(jobs=1))
         write(self.root / 'gone.py', 'def soon_gone():\n    return "changed"\n')
         index, stats = self.check(old)
         self.assertEqual(stats['removed'], 1)
@@ -614,20 +604,31 @@ class BadIndexTests(HostileCase):
                 if name == 'wrong format version':
                     self.assertIn('rebuild', result.stderr)
 
+    # Files that are not code_search indexes: `index` refuses to overwrite them.
+    NOT_OURS = {'not json', 'invalid utf-8', 'json array', 'json string', 'deep json',
+                'foreign tool', 'no tool'}
+
     def test_index_rebuilds_instead_of_carrying_forward(self):
         for name, data in self.variants().items():
             with self.subTest(variant=name):
                 self.out.write_bytes(data)
                 result = self.run_variant(name, 'index', self.root, '--out', self.out)
-                self.assertEqual(result.returncode, 0, result.stderr)
                 self.assertNotIn('Traceback', result.stderr)
                 lines = lines_of(result.stderr)
-                self.assertEqual(len(lines), 1, lines)
-                self.assertIn('rebuild', lines[0].lower())
+                if name in self.NOT_OURS:
+                    self.assertEqual(result.returncode, 2, result.stderr)
+                    self.assertEqual(len(lines), 1, lines)
+                    self.assertIn('refusing to overwrite it', lines[0])
+                    self.assertEqual(self.out.read_bytes(), data)
+                    continue
+                self.assertEqual(result.returncode, 0, result.stderr)
+                self.assertEqual(len(lines), 0 if name == 'empty' else 1, lines)
+                if name != 'empty':
+                    self.assertIn('rebuild', lines[0].lower())
                 self.assertEqual(result.stdout, '갱신 파일: 2, 제거 파일: 0, 건너뛴 파일: 0 '
                                                 '(파일 2개, 조각 2개)\n')
                 search = self.run_variant(name, 'search', 'harmless_marker_function', '--index',
-                                  self.out, '--json')
+                                          self.out, '--json')
                 self.assertEqual(search.returncode, 0, search.stderr)
                 hits = json.loads(search.stdout)['results']
                 self.assertEqual(hits[0]['symbol'], 'harmless_marker_function')

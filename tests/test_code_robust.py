@@ -14,13 +14,11 @@ import time
 import unittest
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-import code_search  # noqa: E402
-from tests.test_code_basic import decode_like_python, real_lines  # noqa: E402
+from tests import support
+from tests.support import CODE_TOOL as TOOL, ENV, write
+from tests.test_code_basic import real_lines
 
-TOOL = ROOT / 'code_search.py'
-ENV = dict(os.environ, PYTHONIOENCODING='utf-8', PYTHONDONTWRITEBYTECODE='1')
+import code_search  # noqa: E402
 SUMMARY = re.compile(r'갱신 파일: (\d+), 제거 파일: (\d+), 건너뛴 파일: (\d+) '
                      r'\(파일 (\d+)개, 조각 (\d+)개\)\n\Z')
 
@@ -30,14 +28,7 @@ def command(*args):
 
 
 def run_cli(*args, timeout=180):
-    return subprocess.run(command(*args), capture_output=True, text=True, encoding='utf-8',
-                          env=ENV, timeout=timeout)
-
-
-def write(path, text):
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding='utf-8')
+    return support.run_cli(TOOL, *args, timeout=timeout)
 
 
 def module_text(number, generation, functions):
