@@ -914,8 +914,8 @@ def index_batch(jobs):
 
 def run_jobs(work, jobs, workers, report):
     """[work(job) for job in jobs] in order, in worker processes when there are several
-    jobs and cores; report(done, total) counts the items of the jobs done.  Ctrl-C and
-    SIGTERM stop the workers at once."""
+    jobs and cores; report(done, total) counts the items of the jobs done.  Where no
+    worker process can be had, or one dies, this process does the rest."""
     total, done, results = sum(map(len, jobs)), [0], []
 
     def collect(job, result):
@@ -925,44 +925,35 @@ def run_jobs(work, jobs, workers, report):
             report(done[0], total)
 
     workers = min(workers or os.cpu_count() or 1, len(jobs))
-    pool = worker_pool(workers) if workers > 1 else None
-    if pool is not None:
+    if workers > 1:
+        import concurrent.futures   # only a big index needs it: searches start faster
         import pickle
         try:
-            for job, result in zip(jobs, pool.imap(work, jobs)):
-                collect(job, result)
-            pool.close()
-        except (pickle.PicklingError, AttributeError):   # work that cannot be sent
-            pool.terminate()                               # (its module is not importable)
-        except BaseException:
-            pool.terminate()
-            raise
-        finally:
-            pool.join()
+            with concurrent.futures.ProcessPoolExecutor(
+                    workers, initializer=worker_setup, initargs=(os.getpid(),)) as pool:
+                with signals_deferred():     # workers are forked with the signals held
+                    answers = pool.map(work, jobs)
+                for job, result in zip(jobs, answers):
+                    collect(job, result)
+        except (OSError, ImportError, pickle.PicklingError, AttributeError,
+                concurrent.futures.process.BrokenProcessPool):
+            pass    # no worker processes here, work they cannot be sent, or one died
     for job in jobs[len(results):]:
         collect(job, work(job))
     return results
 
 
-def worker_pool(workers):
-    """A pool of worker processes, or None where the system has none to give."""
-    import multiprocessing          # only a big index needs it: searches start faster
-    try:
-        with signals_deferred():
-            return multiprocessing.Pool(workers, initializer=worker_signals)
-    except (OSError, ImportError):
-        return None
-
-
-def worker_signals():
-    """In a worker: Ctrl-C is the parent's to handle, SIGTERM ends the worker, and so
-    does its parent's death (SIGKILL leaves the parent no time to end it)."""
+def worker_setup(parent):
+    """In a worker process: Ctrl-C is the parent's to handle, SIGTERM ends the worker,
+    and so does the end of its parent, whose pid is parent.  A worker's answers go back
+    to its parent, so its stderr goes nowhere: a worker whose parent was interrupted
+    must not print the broken pipe it meets."""
     import threading                # only workers need it
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if hasattr(signal, 'pthread_sigmask'):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
-    parent = os.getppid()
+    sys.stderr = open(os.devnull, 'w')
 
     def exit_with_parent():
         while os.getppid() == parent:
@@ -1172,52 +1163,46 @@ def remove_leftover_temporaries(destination):
 
 @contextlib.contextmanager
 def index_lock(destination, timeout=LOCK_TIMEOUT_SECONDS):
-    """Hold an exclusive lock beside the index while reading, updating and replacing it.
+    """Hold an exclusive lock while the index is read, updated and replaced.
 
-    The lock file is removed on release, so nothing is left beside the index.  With
-    flock (POSIX) the OS releases the lock when a killed holder dies, and a lock taken
-    on a file its holder has just removed is taken again; elsewhere a lock file naming
-    a process that no longer runs is removed.
+    With flock (POSIX) the lock is on the index's folder, so no lock file is made and
+    the OS releases the lock when its holder ends, however it ends.  Elsewhere it is a
+    lock file beside the index, removed on release or, if its process died, by the
+    next run.
     """
+    folder = os.path.dirname(os.path.abspath(destination))
     path = os.path.abspath(destination) + '.lock'
     deadline = time.monotonic() + timeout
     while True:
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | (0 if fcntl else os.O_EXCL), 0o600)
+            fd = os.open(folder, os.O_RDONLY) if fcntl else \
+                os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:
             fd = None
             break_stale_lock(path)
         except OSError as error:
-            raise IndexProblem(f'cannot lock index {path}: {error.strerror}', 1) from None
+            raise IndexProblem(f'cannot lock index {destination}: {error.strerror}', 1) \
+                from None
+        if fd is not None and fcntl is None:
+            os.write(fd, str(os.getpid()).encode())
+            break
         if fd is not None:
-            if fcntl is None:
-                os.write(fd, str(os.getpid()).encode())
-                break
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                if same_file(fd, path):
-                    break
+                break
             except OSError:
-                pass
-            os.close(fd)
+                os.close(fd)
         if time.monotonic() > deadline:
-            raise IndexProblem(f'another index run holds {path}; gave up after '
-                               f'{timeout:.0f} s', 1)
+            raise IndexProblem(f'another index run holds the lock on {destination}; gave '
+                               f'up after {timeout:.0f} s', 1)
         time.sleep(0.05)
     try:
         yield
     finally:
-        with contextlib.suppress(OSError):
-            os.unlink(path)          # before letting go: see same_file
         os.close(fd)
-
-
-def same_file(fd, path):
-    """Whether path still names the open file fd (its last holder may have removed it)."""
-    try:
-        return os.path.samestat(os.fstat(fd), os.stat(path))
-    except OSError:
-        return False
+        if fcntl is None:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
 
 
 def break_stale_lock(path):
@@ -1371,7 +1356,7 @@ def index_folder(root, destination, options, report=None):
     root = require_folder(root)
     require_index_destination(destination)
     options = options._replace(exclude=options.exclude + (os.fspath(destination),))
-    with index_lock(destination), collector_paused():
+    with index_lock(destination, LOCK_TIMEOUT_SECONDS), collector_paused():
         remove_leftover_temporaries(destination)
         old, warning = previous_index(destination)
         index, stats = update_index(root, old, options, report)
@@ -2445,20 +2430,22 @@ def run_trace(args):
     return 0
 
 
-class Interrupted(KeyboardInterrupt):
-    """SIGTERM, raised as Ctrl-C is, so that a run cleans up and exits with 143."""
-    status = 143
-
-
 @contextlib.contextmanager
-def interrupts_raised():
-    """While the block runs, Ctrl-C raises KeyboardInterrupt and SIGTERM Interrupted."""
-    def terminate(signum, frame):
-        raise Interrupted()
+def interrupts_end_the_run():
+    """While the block runs, Ctrl-C and SIGTERM end the program at once with one line
+    and exit status 130 or 143.  Nothing needs undoing: an index is written and replaced
+    with these signals held, the lock ends with the process, and worker processes end
+    with their parent."""
+    def end(signum, frame):
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.flush()
+            erase = '\r\033[K' if sys.stderr.isatty() else ''
+            os.write(2, f'{erase}{program_name()}: interrupted\n'.encode())
+        os._exit(128 + signum)
 
     try:
-        previous = [(number, signal.signal(number, handler)) for number, handler in
-                    ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, terminate))]
+        previous = [(number, signal.signal(number, end))
+                    for number in (signal.SIGINT, signal.SIGTERM)]
     except ValueError:          # not the main thread: signals stay as they are
         previous = []
     try:
@@ -2470,7 +2457,7 @@ def interrupts_raised():
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    with interrupts_raised():
+    with interrupts_end_the_run():
         try:
             if argv and (argv[0] in SUBCOMMANDS or argv[0] in ('-h', '--help', '--version')):
                 args = build_parser().parse_args(argv)
@@ -2480,9 +2467,9 @@ def main(argv=None):
         except IndexProblem as problem:
             print(f'{program_name()}: error: {problem}', file=sys.stderr)
             return problem.status
-        except KeyboardInterrupt as interrupt:
+        except KeyboardInterrupt:
             print(f'{program_name()}: interrupted', file=sys.stderr)
-            return getattr(interrupt, 'status', 130)
+            return 130
         except BrokenPipeError:   # the reader went away (`| head`): not an error
             with contextlib.suppress(OSError):
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -389,8 +389,9 @@ class IncrementalTests(NotesCase):
         ns.index_folder(root, str(serial), ns.IndexOptions(jobs=1))
         for failure in ('no pool', 'cannot send'):
             index = self.tmp / f'{failure}.json'
-            if failure == 'no pool':
-                patch = mock.patch.object(ns, 'worker_pool', return_value=None)
+            if failure == 'no pool':   # a system that gives no worker processes
+                patch = mock.patch('concurrent.futures.ProcessPoolExecutor',
+                                   side_effect=OSError(38, 'Function not implemented'))
             else:   # the pool refuses the work, as for a module it cannot import
                 patch = mock.patch.object(ns, 'index_batch', lambda jobs: real_batch(jobs))
             with patch, mock.patch.object(ns, 'NOTES_PER_JOB', 4):

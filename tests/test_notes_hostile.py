@@ -313,28 +313,28 @@ class ExitStatusTests(TempDirCase):
             self.skipTest('this user can write a 0555 folder')
         run = run_cli('index', 'notes', '--out', 'locked/index.json', cwd=self.tmp,
                       as_nobody=True)
-        self.assert_one_error_line(run, status=1, contains='cannot lock index')
+        self.assert_one_error_line(run, status=1, contains='cannot write index')
         self.assertEqual(os.listdir(locked), [])
 
     @unittest.skipUnless(ns.fcntl, 'fcntl lock needs POSIX')
     def test_lock_timeout_exits_1(self):
-        index = valid_index(self.tmp)
-        with open(str(index) + '.lock', 'a') as held:
-            ns.fcntl.flock(held, ns.fcntl.LOCK_EX)
-            stderr = io.StringIO()
-            with mock.patch.object(ns, 'LOCK_TIMEOUT_SECONDS', 0.3), \
-                    mock.patch.object(ns.index_lock, '__defaults__', (0.3,)), \
-                    contextlib.redirect_stderr(stderr):
-                status = ns.main(['index', str(self.tmp / 'notes'), '--out', str(index)])
+        valid_index(self.tmp)
+        index = self.tmp / 'index.json'
+        held = os.open(self.tmp, os.O_RDONLY)   # the lock is on the index's folder
+        self.addCleanup(os.close, held)
+        ns.fcntl.flock(held, ns.fcntl.LOCK_EX)
+        stderr = io.StringIO()
+        with mock.patch.object(ns, 'LOCK_TIMEOUT_SECONDS', 0.3), \
+                contextlib.redirect_stderr(stderr):
+            status = ns.main(['index', str(self.tmp / 'notes'), '--out', str(index)])
         self.assertEqual(status, 1)
         self.assertEqual(len(stderr.getvalue().splitlines()), 1)
         self.assertIn('another index run holds', stderr.getvalue())
 
-    def test_stale_lock_and_leftover_temp_files_are_recovered(self):
-        index = valid_index(self.tmp)
+    def test_leftover_temp_files_are_recovered(self):
+        valid_index(self.tmp)
         dead = subprocess.run([sys.executable, '-c', 'import os; print(os.getpid())'],
                               capture_output=True, text=True).stdout.strip()
-        Path(str(index) + '.lock').write_text(f'{dead}\n')
         for pid in (dead, os.getpid()):   # temp files are made only under the lock: all dead
             (self.tmp / f'.index.json.{pid}.0badc0de.tmp').write_text('{"partial": ')
         (self.tmp / 'notes' / 'c.md').write_text('third\n', encoding='utf-8')

@@ -1,0 +1,306 @@
+"""What the two tools share, tried on both: index files that never collide, nothing
+left beside an index, --path globs, stale hits, the command line, and real Ctrl-C and
+SIGTERM at several moments of `index` with worker processes running."""
+import contextlib
+import json
+import os
+import pty
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+from tests import support
+from tests.support import CODE_TOOL, NOTES_TOOL, ROOT, TempDirCase, write
+
+import code_search  # noqa: E402
+import notes_search  # noqa: E402
+
+TOOLS = {'code': (CODE_TOOL, code_search), 'notes': (NOTES_TOOL, notes_search)}
+
+
+def make_trees(base, code_files=8, notes=8):
+    """A code tree base/code and a notes tree base/notes, each file findable by a word."""
+    for number in range(code_files):
+        write(base / 'code' / f'pkg{number % 3}' / f'mod{number}.py',
+              ''.join(f'def function_{number}_{n}(value):\n    """Word{number} does {n}."""\n'
+                      f'    return value + {n}\n\n\n' for n in range(20)))
+    for number in range(notes):
+        write(base / 'notes' / f'd{number % 3}' / f'n{number}.md',
+              f'# Note {number}\n\nword{number} paragraph one\n\nword{number} paragraph two\n')
+
+
+def run(tool, *args, cwd=None):
+    return support.run_cli(TOOLS[tool][0], *args, cwd=cwd)
+
+
+class CollisionTests(TempDirCase):
+    def test_the_readme_commands_one_after_the_other_in_one_folder(self):
+        shutil.copytree(ROOT / 'demo', self.tmp / 'demo')
+        shutil.copytree(ROOT / 'notes', self.tmp / 'notes')
+        for _ in range(2):
+            self.assertEqual(run('code', 'index', 'demo', cwd=self.tmp).returncode, 0)
+            self.assertEqual(run('notes', 'index', 'notes', cwd=self.tmp).returncode, 0)
+        self.assertEqual(sorted(os.listdir(self.tmp)),
+                         ['code_index.json', 'demo', 'index.json', 'notes'])
+        code = run('code', 'search', 'invoice total tax', cwd=self.tmp)
+        self.assertTrue(code.stdout.startswith('[code-2] shop.py:10-12 Invoice.total_with_tax'))
+        notes = run('notes', 'search', '캐시', '--tag', 'rag', cwd=self.tmp)
+        self.assertTrue(notes.stdout.startswith('[cache.md:L5] 캐시 무효화 (L5–L6)'))
+
+    def test_neither_tool_overwrites_the_others_index(self):
+        make_trees(self.tmp)
+        self.assertEqual(run('code', 'index', 'code', '--out', 'c.json', cwd=self.tmp).returncode, 0)
+        self.assertEqual(run('notes', 'index', 'notes', '--out', 'n.json', cwd=self.tmp).returncode, 0)
+        for tool, root, target, owner in (('code', 'code', 'n.json', 'notes_search'),
+                                          ('notes', 'notes', 'c.json', 'code_search')):
+            with self.subTest(tool=tool):
+                before = (self.tmp / target).read_bytes()
+                result = run(tool, 'index', root, '--out', target, cwd=self.tmp)
+                self.assertEqual(result.returncode, 2)
+                self.assertEqual(result.stderr.count('\n'), 1, result.stderr)
+                self.assertIn(f'holds a {owner} index; refusing to overwrite it', result.stderr)
+                self.assertEqual((self.tmp / target).read_bytes(), before)
+                searched = run(tool, 'search', 'word1', '--index', target, cwd=self.tmp)
+                self.assertEqual(searched.returncode, 2)
+                self.assertIn(f'made by {owner}.py', searched.stderr)
+
+
+class LeftoverTests(TempDirCase):
+    def test_nothing_but_the_index_is_left_after_a_run(self):
+        make_trees(self.tmp / 'src', code_files=80, notes=1200)   # enough for worker processes
+        for tool in TOOLS:
+            out = self.tmp / tool
+            out.mkdir()
+            for step in ('cold', 'no change', 'one change'):
+                if step == 'one change':
+                    write(self.tmp / 'src' / tool / 'extra.md', 'x\n')
+                    write(self.tmp / 'src' / tool / 'extra.py', 'def extra():\n    pass\n')
+                result = run(tool, 'index', self.tmp / 'src' / tool, '--out', out / 'i.json')
+                self.assertEqual(result.returncode, 0, result.stderr)
+                self.assertEqual(os.listdir(out), ['i.json'], (tool, step))
+                self.assertEqual(result.stderr, '', (tool, step))
+
+
+class PathGlobTests(TempDirCase):
+    """--path means one thing in both tools, and MCP's path_prefix agrees with it."""
+    PATHS = ['src/a.py', 'src/sub/b.py', 'lib/src/c.py', 'pkg/d.py', 'pkg/sub/e.py', 'f.py',
+             'srcx/g.py', 'docs/h.md']
+    CASES = {'src': {'src/a.py', 'src/sub/b.py', 'lib/src/c.py'},
+             'src/': {'src/a.py', 'src/sub/b.py', 'lib/src/c.py'},
+             'src/**': {'src/a.py', 'src/sub/b.py', 'lib/src/c.py'},
+             '/src': {'src/a.py', 'src/sub/b.py'},
+             '*.py': set(PATHS) - {'docs/h.md'},
+             'pkg/*.py': {'pkg/d.py'},
+             'pkg/**/*.py': {'pkg/d.py', 'pkg/sub/e.py'},
+             '!src': set(PATHS) - {'src/a.py', 'src/sub/b.py', 'lib/src/c.py'},
+             'src,pkg': {'src/a.py', 'src/sub/b.py', 'lib/src/c.py', 'pkg/d.py',
+                         'pkg/sub/e.py'},
+             '*.py,!src/**': {'pkg/d.py', 'pkg/sub/e.py', 'f.py', 'srcx/g.py'}}
+
+    def test_both_tools_read_a_glob_alike(self):
+        for glob, expected in self.CASES.items():
+            for tool in TOOLS.values():
+                accept = tool[1].path_filter([glob])
+                self.assertEqual({path for path in self.PATHS if accept(path)}, expected,
+                                 (tool[1].TOOL, glob))
+
+    def test_search_mcp_and_the_warning_for_globs_that_match_nothing(self):
+        for path in self.PATHS:
+            write(self.tmp / 'root' / (path[:-3] + '.py' if path.endswith('.md') else path),
+                  'def shared_marker():\n    pass\n')
+            write(self.tmp / 'notes' / (path[:-3] + '.md'), '# shared\n\nshared marker\n')
+        run('code', 'index', 'root', '--out', 'c.json', cwd=self.tmp)
+        run('notes', 'index', 'notes', '--out', 'n.json', cwd=self.tmp)
+        index = code_search.open_index_file(str(self.tmp / 'c.json'))
+        for glob in ('src', 'pkg/*', '!src', 'src/**,pkg/d*'):
+            with self.subTest(glob=glob):
+                code = json.loads(run('code', 'search', 'shared_marker', '--index', 'c.json',
+                                      '--path', glob, '--top-k', '20', '--json',
+                                      cwd=self.tmp).stdout)
+                notes = json.loads(run('notes', 'search', 'shared marker', '--index', 'n.json',
+                                       '--path', glob, '--top-k', '20', '--json',
+                                       cwd=self.tmp).stdout)
+                _, mcp = code_search.mcp_call(index, 'search_code', {
+                    'query': 'shared_marker', 'top_k': 20, 'path_prefix': glob})
+                found = [sorted(hit['path'][:-3] for hit in hits)
+                         for hits in (code['results'], notes['results'], mcp['results'])]
+                self.assertEqual(found[0], found[1])
+                self.assertEqual(found[0], found[2])
+        for tool, index_file, question in (('code', 'c.json', 'shared_marker'),
+                                           ('notes', 'n.json', 'shared')):
+            result = run(tool, 'search', question, '--index', index_file, '--path', 'nowhere/*',
+                         '--path', 'src', cwd=self.tmp)
+            self.assertEqual(result.returncode, 0)
+            self.assertEqual(result.stderr.splitlines(),
+                             [f"{TOOLS[tool][0].name}: warning: --path 'nowhere/*' matches no "
+                              f"indexed {'file' if tool == 'code' else 'note'}"])
+
+
+class StaleHitTests(TempDirCase):
+    def test_notes_hits_whose_note_changed_or_vanished_say_so(self):
+        shutil.copytree(ROOT / 'notes', self.tmp / 'notes')
+        run('notes', 'index', 'notes', cwd=self.tmp)
+        fresh = json.loads(run('notes', 'search', '캐시', '--json', cwd=self.tmp).stdout)
+        self.assertEqual([hit['stale'] for hit in fresh['results']], [False, False])
+        with open(self.tmp / 'notes' / 'reading.md', 'a', encoding='utf-8') as note:
+            note.write('\n덧붙인 문단\n')
+        (self.tmp / 'notes' / 'cache.md').unlink()
+        text = run('notes', 'search', '캐시', cwd=self.tmp).stdout
+        self.assertEqual(text.count('  [stale: file changed since indexing; run index again]'), 2)
+        hits = json.loads(run('notes', 'search', '캐시', '--json', cwd=self.tmp).stdout)
+        self.assertEqual([(hit['path'], hit['stale']) for hit in hits['results']],
+                         [('reading.md', True), ('cache.md', True)])
+        self.assertEqual(hits['results'][0]['text'], fresh['results'][0]['text'])
+
+
+class CommandLineTests(TempDirCase):
+    def test_version_help_and_defaults(self):
+        for tool, (path, module) in TOOLS.items():
+            with self.subTest(tool=tool):
+                version = run(tool, '--version')
+                self.assertEqual((version.returncode, version.stdout),
+                                 (0, f'{path.name} {module.__version__}\n'))
+                index_help = run(tool, 'index', '-h').stdout
+                self.assertIn(f'(default: {module.DEFAULT_INDEX})', index_help)
+                self.assertIn(f'(default: {module.MAX_FILE_SIZE})', index_help)
+                search_help = run(tool, 'search', '-h').stdout
+                self.assertIn(f'(default: {module.DEFAULT_TOP_K})', search_help)
+        top = run('code', '-h').stdout
+        self.assertTrue(top.startswith('usage: code_search.py ROOT QUESTION [--top-k N] [--json]'))
+        self.assertIn('COMMAND', top)
+        self.assertIn(f'--top-k default: {code_search.DEFAULT_TOP_K}', top.replace('\n', ' '))
+
+    def test_messages_use_the_name_the_program_was_started_as(self):
+        for tool, (path, _) in TOOLS.items():
+            name = path.stem.replace('_', '-')
+            shutil.copy(path, self.tmp / name)   # a copy under another name, as a script
+            script = subprocess.run([sys.executable, str(self.tmp / name), 'search', 'x',
+                                     '--index', 'missing.json'], capture_output=True, text=True,
+                                    cwd=self.tmp, env=support.ENV, timeout=60)
+            self.assertTrue(script.stderr.startswith(f'{name}: error: index file not found'),
+                            script.stderr)
+            self.assertIn(f'(run: {name} index', script.stderr)
+            console = subprocess.run(   # a console script imports the module and calls main
+                [sys.executable, '-c', f'import sys; sys.path.insert(0, {str(ROOT)!r}); '
+                 f'sys.argv[0] = "/usr/local/bin/{name}"; import {path.stem}; '
+                 f'sys.exit({path.stem}.main())', 'search', 'x', '--index', 'missing.json'],
+                capture_output=True, text=True, cwd=self.tmp, env=support.ENV, timeout=60)
+            self.assertTrue(console.stderr.startswith(f'{name}: error: '), console.stderr)
+            self.assertEqual(console.returncode, 2)
+
+    def test_the_progress_line_is_erased_when_the_run_ends(self):
+        make_trees(self.tmp, code_files=70, notes=1100)
+        for tool in TOOLS:
+            primary, secondary = pty.openpty()
+            try:
+                result = subprocess.run([sys.executable, str(TOOLS[tool][0]), 'index', tool,
+                                         '--out', f'{tool}.json'], cwd=self.tmp,
+                                        stdout=subprocess.PIPE, stderr=secondary,
+                                        env=support.ENV, timeout=300)
+                os.close(secondary)
+                shown = b''
+                with contextlib.suppress(OSError):
+                    while True:
+                        block = os.read(primary, 65536)
+                        if not block:
+                            break
+                        shown += block
+            finally:
+                os.close(primary)
+            self.assertEqual(result.returncode, 0, tool)
+            self.assertIn(b'\rindexing ', shown, tool)
+            self.assertTrue(shown.endswith(b'\r\x1b[K'), (tool, shown[-60:]))
+
+
+@unittest.skipUnless(hasattr(os, 'killpg') and os.path.isdir('/proc'),
+                     'sends signals to process groups and looks for processes in /proc')
+class SignalTests(TempDirCase):
+    """Ctrl-C (SIGINT to the whole foreground process group, as a terminal sends it) and
+    SIGTERM (to the tool's process) at several moments of `index`, workers running."""
+    FRACTIONS = (0.0, 0.15, 0.3, 0.45, 0.6, 0.75, 0.9, 1.05)
+    # Python starts and compiles the script before its first line can set up signals: a
+    # Ctrl-C in those first tens of milliseconds gets Python's own traceback (README).
+    STARTUP_SECONDS = 0.15
+
+    def group_alive(self, group):
+        """Pids of the live (not zombie) processes of a process group."""
+        alive = []
+        for pid in filter(str.isdigit, os.listdir('/proc')):
+            try:
+                with open(f'/proc/{pid}/stat') as status:
+                    fields = status.read().rsplit(')', 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == group and fields[0] != 'Z':
+                alive.append(int(pid))
+        return alive
+
+    def interrupted_runs(self, tool, root):
+        command = [sys.executable, str(TOOLS[tool][0]), 'index', str(root), '--out', 'i.json']
+        started = time.monotonic()
+        subprocess.run(command, cwd=self.tmp, capture_output=True, check=True, timeout=300)
+        full = time.monotonic() - started
+        for number, fraction in enumerate(self.FRACTIONS):
+            for signal_number, status in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
+                if number % 2:   # an old index to update, or none
+                    write(root / f'changed{number}.md', f'x {number}\n')
+                    write(root / f'changed{number}.py', f'def changed_{number}():\n    pass\n')
+                else:
+                    (self.tmp / 'i.json').unlink(missing_ok=True)
+                before = self.tmp.joinpath('i.json').read_bytes() \
+                    if (self.tmp / 'i.json').exists() else None
+                process = subprocess.Popen(command, cwd=self.tmp, stdout=subprocess.PIPE,
+                                           stderr=subprocess.PIPE, start_new_session=True)
+                time.sleep(self.STARTUP_SECONDS + (full - self.STARTUP_SECONDS) * fraction)
+                if signal_number == signal.SIGINT:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(process.pid, signal.SIGINT)
+                else:
+                    process.send_signal(signal.SIGTERM)
+                out, err = process.communicate(timeout=60)
+                yield fraction, signal_number, status, process, err, before
+
+    def check_tool(self, tool, root):
+        outcomes = set()
+        suffix = '.py' if tool == 'code' else '.md'
+        for fraction, number, status, process, err, before in self.interrupted_runs(tool, root):
+            where = (tool, fraction, signal.Signals(number).name, err.decode()[-300:])
+            # killed by the signal itself once Python has reset its handlers at exit: the
+            # shell shows the same status, 128 + the signal's number
+            self.assertIn(process.returncode, (status, -number, 0), where)
+            outcomes.add(process.returncode)
+            self.assertNotIn(b'Traceback', err, where)
+            lines = err.decode().splitlines()
+            self.assertLessEqual(len(lines), 1, where)
+            if lines:   # none when the signal came as the program ended
+                self.assertEqual(lines, [f'{TOOLS[tool][0].name}: interrupted'], where)
+            deadline = time.monotonic() + 3
+            while self.group_alive(process.pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self.assertEqual(self.group_alive(process.pid), [], where)
+            self.assertEqual(sorted(os.listdir(self.tmp)),
+                             sorted(['i.json', 'src'] if (self.tmp / 'i.json').exists()
+                                    else ['src']), where)
+            if (self.tmp / 'i.json').exists():
+                data = (self.tmp / 'i.json').read_bytes()
+                if data != before:   # a new index: whole, and of the whole tree
+                    files = set(TOOLS[tool][1].load_index(str(self.tmp / 'i.json'))['files'])
+                    self.assertEqual(files, {path.relative_to(root).as_posix() for path in
+                                             root.rglob('*' + suffix)}, where)
+        self.assertIn(130, outcomes, tool)
+        self.assertIn(143, outcomes, tool)
+
+    def test_code_search_index(self):
+        make_trees(self.tmp / 'src', code_files=600, notes=0)
+        self.check_tool('code', self.tmp / 'src' / 'code')
+
+    def test_notes_search_index(self):
+        make_trees(self.tmp / 'src', code_files=0, notes=6000)
+        self.check_tool('notes', self.tmp / 'src' / 'notes')
+
+
+if __name__ == '__main__':
+    unittest.main()
