@@ -1557,6 +1557,8 @@ def build_parser():
     index.add_argument('--out', default=DEFAULT_INDEX, metavar='FILE', help='index file')
     index.add_argument('--hidden', action='store_true',
                        help='also index dot-files and dot-folders')
+    index.add_argument('--jobs', type=positive_int, metavar='N',
+                       help='worker processes (default: one per core)')
     index.add_argument('--max-file-size', type=positive_int, default=MAX_FILE_SIZE,
                        metavar='BYTES', help='skip larger notes')
     query = command('search', 'answer a question from the index')
@@ -1575,7 +1577,8 @@ def build_parser():
 
 
 def run_index(args):
-    options = IndexOptions(hidden=args.hidden, max_file_size=args.max_file_size)
+    options = IndexOptions(hidden=args.hidden, max_file_size=args.max_file_size,
+                           jobs=args.jobs or 0)
     with progress_line() as report:
         stats = index_folder(args.folder, args.out, options, report)
     if stats['warning']:

@@ -35,6 +35,7 @@ def load_tool(path):
     """Import a notes_search.py from path under its own module name."""
     spec = importlib.util.spec_from_file_location('notes_search_under_test', path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module   # so that worker processes can import it
     spec.loader.exec_module(module)
     return module
 
@@ -72,7 +73,10 @@ def main(argv=None):
     tool = load_tool(args.tool)
     with tempfile.TemporaryDirectory(prefix='evaluate_notes_') as temp:
         index = Path(temp) / 'index.json'
-        tool.update_index(args.corpus, index, strict=False)
+        if hasattr(tool, 'index_folder'):
+            tool.index_folder(args.corpus, str(index), tool.IndexOptions())
+        else:   # notes_search.py before format 5
+            tool.update_index(args.corpus, index, strict=False)
         ranks = {}
         for question in questions:
             hits = tool.search(index, question['query'], limit=10)
