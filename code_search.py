@@ -61,8 +61,8 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 
 TOOL = 'code_search'
 __version__ = '1.1.0'
-FORMAT_VERSION = 4          # layout of the index file (4: rows say which chunks are exported)
-PARSER_VERSION = 1          # how files become chunks; a change re-parses every file
+FORMAT_VERSION = 5          # layout of the index file (5: every language, tab-separated rows)
+PARSER_VERSION = 2          # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 1       # how text becomes terms; a change re-parses every file
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
@@ -238,7 +238,6 @@ def walk_tree(root, options):
         subfolders = []
         for entry in entries:
             relative = prefix + entry.name
-            wanted = entry.name.endswith('.py')
             try:
                 is_link = entry.is_symlink()
                 is_dir = not is_link and entry.is_dir(follow_symlinks=False)
@@ -246,17 +245,14 @@ def walk_tree(root, options):
                 yield Listed(relative, reason=f'skipped: cannot stat: {error.strerror}')
                 continue
             if is_link:
-                if wanted or os.path.isdir(entry.path) or not os.path.exists(entry.path):
-                    yield Listed(relative, reason='skipped: symbolic link (not followed)')
+                yield Listed(relative, reason='skipped: symbolic link (not followed)')
                 continue
             if entry.name.startswith('.') and not options.hidden:
-                if is_dir or wanted:
-                    yield Listed(relative + '/' * is_dir, reason='hidden', quiet=True)
+                yield Listed(relative + '/' * is_dir, reason='hidden', quiet=True)
                 continue
             if not options.no_ignore and is_ignored(relative, is_dir, rules):
-                if is_dir or wanted:
-                    yield Listed(relative + '/' * is_dir,
-                                 reason='ignored by .gitignore/.ignore', quiet=True)
+                yield Listed(relative + '/' * is_dir, reason='ignored by .gitignore/.ignore',
+                             quiet=True)
                 continue
             if is_dir:
                 if entry.name in SKIP_DIRS:
@@ -268,7 +264,10 @@ def walk_tree(root, options):
                 else:
                     subfolders.append((entry.path, relative + '/', rules))
                 continue
-            if not wanted or os.path.normcase(entry.path) in exclude:
+            if os.path.normcase(entry.path) in exclude:
+                continue
+            if is_binary_name(relative):
+                yield Listed(relative, reason='not text (by its name)', quiet=True)
                 continue
             try:
                 regular = entry.is_file(follow_symlinks=False)
@@ -333,7 +332,174 @@ def read_file(path, limit):
         os.close(fd)
 
 
-# --- Chunking: bytes -> lines numbered as Python numbers them -> chunks ---------------
+# --- Chunking: files -> languages -> definitions -----------------------------------
+# A file is read as one language: Python through ast, the C family through the scanner
+# and the finders below, any other text in line windows.  Lines are numbered as the
+# language's compilers and stack traces number them: Python ends a line at \r\n, \r and
+# \n, the others at \n only (\r\n counts once).  A chunk's text is its file's lines
+# start..end.
+
+LANGUAGES = {
+    '.py': 'python', '.pyi': 'python',
+    '.js': 'javascript', '.mjs': 'javascript', '.cjs': 'javascript', '.jsx': 'javascript',
+    '.ts': 'typescript', '.mts': 'typescript', '.cts': 'typescript', '.tsx': 'typescript',
+    '.java': 'java', '.kt': 'kotlin', '.kts': 'kotlin', '.go': 'go', '.rs': 'rust',
+    '.md': 'markdown', '.markdown': 'markdown', '.rst': 'rst', '.txt': 'text',
+    '.yaml': 'yaml', '.yml': 'yaml', '.json': 'json', '.toml': 'toml', '.ini': 'ini',
+    '.cfg': 'ini', '.conf': 'conf', '.properties': 'properties', '.sql': 'sql',
+    '.html': 'html', '.htm': 'html', '.css': 'css', '.scss': 'scss', '.sh': 'shell',
+    '.bash': 'shell', '.xml': 'xml', '.proto': 'proto', '.gradle': 'gradle',
+    '.tf': 'terraform',
+}
+FILE_NAMES = {'Dockerfile': 'dockerfile', 'Makefile': 'makefile', 'makefile': 'makefile',
+              'GNUmakefile': 'makefile', 'Containerfile': 'dockerfile'}
+C_FAMILY = frozenset({'javascript', 'typescript', 'java', 'kotlin', 'go', 'rust'})
+# Files that are never text: left out quietly (`index --dry-run` names them).
+BINARY_SUFFIXES = frozenset('''
+.png .jpg .jpeg .gif .bmp .ico .webp .tif .tiff .psd .svgz .pdf .zip .gz .tgz .bz2 .xz
+.7z .rar .jar .war .class .so .o .a .dll .dylib .exe .bin .dat .db .sqlite .pyc .pyo
+.whl .egg .woff .woff2 .ttf .otf .eot .mp3 .mp4 .wav .ogg .avi .mov .mkv .flac .iso
+.dmg .deb .rpm .npy .npz .pkl .parquet .onnx .pt .h5 .wasm .lock.gz
+'''.split())
+FUNCTION_KINDS = frozenset({'function', 'method', 'constructor', 'getter', 'setter'})
+TYPE_KINDS = frozenset({'class', 'interface', 'struct', 'enum', 'record', 'trait', 'object',
+                        'type', 'annotation', 'union', 'impl', 'module', 'namespace'})
+WINDOW_LINES = 40           # lines in a window chunk of a text file ...
+WINDOW_OVERLAP = 10         # ... of which this many are shared with the next window
+LONG_LINE = 2000            # characters of a line that are indexed and shown; minified
+MINIFIED_LINE = 5000        # code with a line this long is read in windows
+
+
+class Definition(NamedTuple):
+    """One definition found in a file (or one window of a text file); lines 1-based."""
+    symbol: str
+    kind: str
+    start: int
+    end: int
+    doc: str = ''
+    context: str = ''        # for a member: its type's doc
+    exported: bool = False   # Python: the module's __all__ lists it
+    receiver: str = ''       # Kotlin extension receiver, Go method receiver
+    trait: str = ''          # Rust: the trait an impl block implements
+
+
+class FileChunks(NamedTuple):
+    """What chunking gives of one file: its language, chunks, and why its definitions
+    could not be read (then it is cut in windows), or ''."""
+    language: str
+    chunks: list
+    note: str = ''
+
+
+def language_of(relative):
+    """The language of a file by its name: a code language, a text type, or ''."""
+    name = relative.rpartition('/')[2]
+    if name in FILE_NAMES:
+        return FILE_NAMES[name]
+    suffix = name[name.rfind('.'):].lower() if '.' in name[1:] else ''
+    return LANGUAGES.get(suffix, '')
+
+
+def is_binary_name(relative):
+    """Whether a file's name says it is not text (an image, an archive, a library)."""
+    name = relative.rpartition('/')[2].lower()
+    return '.' in name[1:] and name[name.rfind('.'):] in BINARY_SUFFIXES
+
+
+def chunk_file(data, relative, sha256):
+    """A file's bytes -> FileChunks; raises SkipFile when it cannot be read at all."""
+    language = language_of(relative)
+    revision = sha256[:12]
+    if language == 'python':
+        return FileChunks('python', chunk_source(data, relative, sha256=sha256, outline=True))
+    if b'\0' in data:
+        raise SkipFile('skipped: binary file (contains NUL bytes)', data.count(b'\n', 0,
+                                                                          data.index(b'\0')) + 1)
+    text = decode_text(data)
+    lines = text_lines(text)
+    note = ''
+    if language in C_FAMILY:
+        if any(len(line) > MINIFIED_LINE for line in lines):
+            note = f'a line longer than {MINIFIED_LINE} characters (minified)'
+        else:
+            definitions, note = c_family_definitions(text, language, relative)
+            if not note:
+                return FileChunks(language, make_chunks(relative, revision, lines, definitions))
+    return FileChunks(language or 'text', make_chunks(relative, revision, lines,
+                                                      windows(relative, lines, language)),
+                      f'{note}: indexed in line windows' if note else '')
+
+
+def decode_text(data):
+    """The text of a file that is not Python: UTF-8 (a BOM dropped); bytes that are not
+    UTF-8 become replacement characters."""
+    if data.startswith(b'\xef\xbb\xbf'):
+        data = data[3:]
+    return data.decode('utf-8', 'replace')
+
+
+def text_lines(text):
+    """A file's lines counted on \\n only, each without its \\n (and the \\r before it)."""
+    lines = text.split('\n')
+    if lines and lines[-1] == '':
+        lines.pop()
+    return [line[:-1] if line.endswith('\r') else line for line in lines]
+
+
+def make_chunks(relative, revision, lines, definitions):
+    """Chunk dicts of a file's definitions.  A type that holds other definitions is
+    left out of search (its members are found instead), but symbol, at and outline
+    find it; such types come after the searched chunks."""
+    chunks = []
+    holders = {(d.start, d.end, d.symbol) for d in types_with_members(definitions)}
+    for definition in definitions:
+        cut = LONG_LINE if definition.kind == 'window' else None
+        chunks.append({'path': relative, 'symbol': definition.symbol, 'kind': definition.kind,
+                       'start': definition.start, 'end': definition.end, 'revision': revision,
+                       'doc': definition.doc, 'context': definition.context,
+                       'exported': definition.exported, 'receiver': definition.receiver,
+                       'trait': definition.trait,
+                       'searched': (definition.start, definition.end, definition.symbol)
+                       not in holders,
+                       'text': '\n'.join(line[:cut] for line in
+                                         lines[definition.start - 1:definition.end])})
+    return [c for c in chunks if c['searched']] + [c for c in chunks if not c['searched']]
+
+
+def types_with_members(definitions):
+    """The type definitions that declare functions of their own: a method, constructor
+    or function named after the type and inside it (not those of a nested type)."""
+    types = {}
+    for definition in definitions:
+        if definition.kind in TYPE_KINDS:
+            types.setdefault(definition.symbol, []).append(definition)
+    holders = []
+    for definition in definitions:
+        if definition.kind in FUNCTION_KINDS:
+            for parent in types.get(definition.symbol.rpartition('.')[0], ()):
+                if parent.start <= definition.start and definition.end <= parent.end \
+                        and parent not in holders:
+                    holders.append(parent)
+    return holders
+
+
+def module_runs(code_lines, covered, line_count):
+    """(start, end) of the runs of lines holding code (a set of line numbers) outside
+    every definition (covered: a set of line numbers): a file's module-level code."""
+    runs, start = [], None
+    for number in range(1, line_count + 2):
+        inside = number in covered or number > line_count
+        if not inside and number in code_lines:
+            if start is None:
+                start = number
+            end = number
+        elif inside and start is not None:
+            runs.append((start, end))
+            start = None
+    return runs
+
+
+# --- Chunking: Python, read with ast -----------------------------------------------
 
 LINE_BREAK = re.compile(r'\r\n|\r|\n')
 LINE_BREAK_BYTES = re.compile(rb'\r\n|\r|\n')
@@ -344,6 +510,7 @@ COMPOUND_STATEMENTS = frozenset(getattr(ast, name) for name in (
     'FunctionDef', 'AsyncFunctionDef', 'ClassDef', 'If', 'For', 'AsyncFor', 'While', 'Try',
     'TryStar', 'With', 'AsyncWith', 'Match', 'ExceptHandler', 'match_case')
     if hasattr(ast, name))
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 CONSTANT_NAME = re.compile(r'_*[A-Z][A-Z0-9_]*\Z')
 
 
@@ -401,14 +568,16 @@ def parse_source(data, filename, strict=False):
         raise SkipFile('nested too deeply for the parser') from None
 
 
-def chunks_from_tree(tree, lines, relative, revision):
-    """Walk the tree iteratively (no recursion limit) and cut the tutorial's chunks.
+def python_definitions(tree, line_count):
+    """(the tutorial's definitions, the outline's) of a parsed file.
 
-    Functions and methods in source order (outer before inner), plus classes with no
-    methods and module-level UPPER_CASE constants, so information outside functions is
-    findable too.  Each is marked exported when the module's __all__ lists it.
+    The tutorial's, walked iteratively (no recursion limit): functions and methods in
+    source order (outer before inner), classes with no methods and module-level
+    UPPER_CASE constants, each marked exported when the module's __all__ lists it.
+    The outline adds the classes that have methods, and each run of module-level code
+    outside every definition (imports, top-level statements) as '<module>'.
     """
-    chunks = []
+    tutorial, classes = [], []
     top_level = {id(node) for node in getattr(tree, 'body', ())}
     exports = exported_names(tree)
     # (node, enclosing names, class docstring or None, inside an exported class)
@@ -416,7 +585,7 @@ def chunks_from_tree(tree, lines, relative, revision):
     while pending:
         node, scope, class_doc, exported = pending.pop()
         inner_scope, inner_doc = scope, class_doc
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if isinstance(node, DEFINITIONS):
             start = min([node.lineno] + [d.lineno for d in node.decorator_list])
             end = node.end_lineno or node.lineno
             symbol = '.'.join(scope + (node.name,))
@@ -424,27 +593,43 @@ def chunks_from_tree(tree, lines, relative, revision):
             exported = exported or (not scope and node.name in exports)
             if isinstance(node, ast.ClassDef):
                 inner_doc = doc
-                if not any(isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
-                           for child in node.body):
-                    chunks.append(make_chunk(relative, symbol, 'class', start, end,
-                                             revision, doc, lines, '', exported))
+                methods = any(isinstance(child, DEFINITIONS[:2]) for child in node.body)
+                (classes if methods else tutorial).append(
+                    Definition(symbol, 'class', start, end, doc, exported=exported))
             else:
                 kind = 'function' if class_doc is None else 'method'
-                chunks.append(make_chunk(relative, symbol, kind, start, end, revision,
-                                         doc, lines, class_doc or '', exported))
+                tutorial.append(Definition(symbol, kind, start, end, doc, class_doc or '',
+                                           exported))
                 inner_doc, exported = None, False
             inner_scope = scope + (node.name,)
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and id(node) in top_level:
             name = constant_name(node)
             if name:
-                chunks.append(make_chunk(relative, name, 'constant', node.lineno,
-                                         node.end_lineno or node.lineno, revision, '',
-                                         lines, '', name in exports))
+                tutorial.append(Definition(name, 'constant', node.lineno,
+                                           node.end_lineno or node.lineno,
+                                           exported=name in exports))
         children = [child for field in STATEMENT_FIELDS for child in getattr(node, field, ())
                     if type(child) in COMPOUND_STATEMENTS or id(child) in top_level]
         pending.extend((child, inner_scope, inner_doc, exported)
                        for child in reversed(children))
-    return chunks
+    return tutorial, classes + module_definitions(tree, line_count)
+
+
+def module_definitions(tree, line_count):
+    """'<module>' definitions of the runs of module-level code outside every definition;
+    the first holds the module's docstring."""
+    code, covered = set(), set()
+    for node in getattr(tree, 'body', ()):
+        first = min([node.lineno] + [d.lineno for d in getattr(node, 'decorator_list', ())])
+        lines = range(first, (node.end_lineno or node.lineno) + 1)
+        if isinstance(node, DEFINITIONS) or (isinstance(node, (ast.Assign, ast.AnnAssign))
+                                             and constant_name(node)):
+            covered.update(lines)
+        else:
+            code.update(lines)
+    doc = ast.get_docstring(tree) or ''
+    return [Definition('<module>', 'module', start, end, doc if number == 0 else '')
+            for number, (start, end) in enumerate(module_runs(code, covered, line_count))]
 
 
 def exported_names(tree):
@@ -503,31 +688,701 @@ def constant_name(node):
     return ''
 
 
-def make_chunk(relative, symbol, kind, start, end, revision, doc, lines, context, exported):
-    """One chunk: the tutorial's keys plus kind, the class docstring for methods, and
-    whether the module's __all__ exports it."""
-    return {'path': relative, 'symbol': symbol, 'kind': kind, 'start': start, 'end': end,
-            'revision': revision, 'doc': doc, 'context': context, 'exported': exported,
-            'text': '\n'.join(lines[start - 1:end])}
-
-
-def chunk_source(data, relative, strict=False, sha256=None):
-    """Bytes of one file -> its chunks; raises SkipFile when it cannot be read as Python.
-
-    sha256 is the data's hex digest when the caller has it already."""
+def chunk_source(data, relative, strict=False, sha256=None, outline=False):
+    """Bytes of one Python file -> its chunks: the tutorial's, and with outline also the
+    outline's (see python_definitions).  Raises SkipFile when it cannot be read as
+    Python; sha256 is the data's hex digest when the caller has it already."""
     text = decode_source(data)
     tree = parse_source(data, relative, strict)
     revision = (sha256 or hashlib.sha256(data).hexdigest())[:12]
+    lines = source_lines(text)
     try:
-        return chunks_from_tree(tree, source_lines(text), relative, revision)
+        tutorial, extras = python_definitions(tree, len(lines))
     except (RecursionError, MemoryError):
         raise SkipFile('nested too deeply to walk') from None
+    return make_chunks(relative, revision, lines, tutorial + extras if outline else tutorial)
 
 
 def index_file(path, root):
     """The tutorial's API: chunks of one file; raises SyntaxError for broken code."""
     path, root = Path(path), Path(root)
     return chunk_source(path.read_bytes(), path.relative_to(root).as_posix(), strict=True)
+
+
+# --- Chunking: the C family's scanner -----------------------------------------------
+# One pass over a file blanks its strings, chars, template literals' text, regex
+# literals, JSX text and comments (keeping line breaks), and pairs its brackets.  The
+# finders then read declarations from the blanked text: a block's header is the text
+# from the statement boundary before its '{' to the '{'.
+
+class Decl(NamedTuple):
+    """One declaration a finder found: offsets into the text, its dotted name, kind."""
+    name: str            # the whole symbol: 'Outer.run.<anonymous>.run'
+    kind: str            # function, method, constructor, getter, setter, class, ...
+    start: int           # offset of its first character (annotations, modifiers)
+    end: int             # offset of its last character ('}', ';' or its expression's)
+    body: tuple = None   # (open, close) offsets of its braces when it has a body
+    scope: bool = False  # whether definitions inside it are named after it
+    receiver: str = ''   # Kotlin extension receiver, Go method receiver
+    trait: str = ''      # Rust: the trait an impl block implements
+    has_body: bool = True
+
+
+class Scan(NamedTuple):
+    """A file's text with strings, chars, templates, regex literals and comments
+    blanked (newlines kept), its bracket pairs, and its comments."""
+    text: str
+    masked: str
+    pairs: dict          # offset of each ( [ { -> offset of its closer
+    comments: list       # (start, end) offsets of each comment
+    line_starts: list    # offset of the first character of each line
+    ok: bool             # every bracket closed, no string left open
+
+
+# Per language: line comment, whether block comments nest, the characters that start
+# strings, and extras: 'template' (JS backquote with ${}), 'raw' (Go backquote),
+# 'rust' (raw strings, lifetimes), 'textblock' (""" strings), 'kotlin' ($ templates),
+# 'regex' (JS regex literals), 'jsx'.
+LEXERS = {
+    'java': {'nested': False, 'features': {'char', 'textblock'}},
+    'kotlin': {'nested': True, 'features': {'char', 'textblock', 'kotlin'}},
+    'go': {'nested': False, 'features': {'char', 'raw'}},
+    'rust': {'nested': True, 'features': {'rust'}},
+    'javascript': {'nested': False, 'features': {'template', 'regex', 'jsx', 'squote'}},
+    'typescript': {'nested': False, 'features': {'template', 'regex', 'squote'}},
+    'tsx': {'nested': False, 'features': {'template', 'regex', 'jsx', 'squote'}},
+}
+SPECIAL = {
+    'java': re.compile(r'["\'/(){}\[\]]'),
+    'kotlin': re.compile(r'["\'/(){}\[\]]'),
+    'go': re.compile(r'["\'`/(){}\[\]]'),
+    'rust': re.compile(r'(?<![\w])b?r#*"|["\'/(){}\[\]]'),
+    'javascript': re.compile(r'["\'`/(){}\[\]<]'),
+    'typescript': re.compile(r'["\'`/(){}\[\]]'),
+    'tsx': re.compile(r'["\'`/(){}\[\]<]'),
+}
+CLOSERS = {')': '(', ']': '[', '}': '{'}
+STRING_END = {'"': re.compile(r'(?:[^"\\\n]|\\.)*"', re.S), "'": re.compile(r"(?:[^'\\\n]|\\.)*'", re.S)}
+JAVA_CHAR = re.compile(r"'(?:[^'\\\n]|\\.[^'\n]*?)'")
+RUST_CHAR = re.compile(r"'(?:[^'\\\n]|\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F_]{1,8}\}|.))'")
+TEMPLATE_PART = re.compile(r'(?:[^`\\$]|\\.|\$(?!\{))*', re.S)
+KOTLIN_STRING_PART = re.compile(r'(?:[^"\\$\n]|\\.|\$(?!\{))*', re.S)
+KOTLIN_RAW_PART = re.compile(r'(?:[^"$]|"(?!"")|\$(?!\{))*', re.S)
+REGEX_BODY = re.compile(r'(?:[^/\\\[\n]|\\.|\[(?:[^\]\\\n]|\\.)*\])+/[A-Za-z]*')
+REGEX_KEYWORDS = frozenset('return typeof case in of delete void throw new else do yield '
+                           'await instanceof'.split())
+WORD_BEFORE = re.compile(r'[\w$]+$')
+JSX_START = re.compile(r'<(?:[A-Za-z][\w.:-]*|>)')
+JSX_AFTER = frozenset('(,=:?&|!{[;}>') | {''}
+
+
+def line_starts_of(text):
+    return [0] + [m.end() for m in re.finditer('\n', text)]
+
+
+def line_of(scan, offset):
+    """1-based line number of an offset."""
+    return bisect.bisect_right(scan.line_starts, offset)
+
+
+def blank(text):
+    """Spaces in place of every character but line breaks."""
+    return '\n'.join(' ' * len(part) for part in text.split('\n'))
+
+
+def previous_significant(text, position):
+    """The non-space character before position (after skipping spaces), and the word
+    ending there if it is one."""
+    i = position - 1
+    while i >= 0 and text[i] in ' \t\r\n':
+        i -= 1
+    if i < 0:
+        return '', ''
+    char = text[i]
+    if char.isalnum() or char in '_$':
+        word = WORD_BEFORE.search(text, 0, i + 1)
+        return char, word.group() if word else char
+    return char, ''
+
+
+NESTED_COMMENT = re.compile(r'/\*|\*/')
+TEXT_BLOCK_END = re.compile(r'(?:[^"\\]|\\.|"(?!""))*"""', re.S)
+JSX_TAG = re.compile(r'<(/?)([A-Za-z][\w.:-]*)?')
+JSX_ATTRS = re.compile(r'''(?:[^>{"'/]|/(?!>)|"[^"]*"|'[^']*')*''')
+JSX_TEXT = re.compile(r'[^<{]*')
+
+
+class Scanning(NamedTuple):
+    """What a scan collects as it goes."""
+    text: str
+    language: str
+    blanks: list         # (start, end) spans to blank
+    comments: list       # (start, end) of comments
+    pairs: dict          # opener offset -> closer offset
+    problems: list       # offsets where the scan lost the thread
+
+
+def scan(text, language):
+    """Scan text in one pass: blank strings, chars, templates' literal parts, regex
+    literals, JSX text and comments, and pair brackets.  A wrong guess where the
+    grammar is ambiguous (regex against division, < of JSX against less-than) is
+    confined to its line: a regex literal or a string must close on the line it starts."""
+    found = Scanning(text, language, [], [], {}, [])
+    scan_code(found, 0, False)
+    return Scan(text, mask(text, found.blanks), found.pairs, found.comments,
+                line_starts_of(text), not found.problems)
+
+
+def scan_code(found, position, one_brace):
+    """Scan code from position to the end of the text, or, when one_brace, to just
+    after the '}' that closes the '{' at position - 1.  Returns where it stopped."""
+    text, language = found.text, found.language
+    features, nested = LEXERS[language]['features'], LEXERS[language]['nested']
+    special, blanks, pairs = SPECIAL[language], found.blanks, found.pairs
+    stack = [('{', position - 1)] if one_brace else []
+    length = len(text)
+    while True:
+        match = special.search(text, position)
+        if not match:
+            break
+        start = match.start()
+        char = text[start]
+        position = start + 1
+        if char in '([{':
+            stack.append((char, start))
+        elif char in ')]}':
+            if char == '}' and stack and stack[-1][0] in ('`', '"', '"""'):
+                kind, _ = stack.pop()
+                position = resume_string(found, stack, kind, start, position)
+                continue
+            opener = CLOSERS[char]
+            for depth in range(len(stack) - 1, -1, -1):
+                if stack[depth][0] == opener:
+                    del stack[depth + 1:]
+                    pairs[stack.pop()[1]] = start
+                    break
+                if stack[depth][0] in ('`', '"', '"""'):
+                    found.problems.append(start)
+                    break
+            else:
+                found.problems.append(start)
+            if one_brace and not stack:
+                return position
+        elif char == '/':
+            following = text[start + 1:start + 2]
+            if following == '/':
+                end = text.find('\n', start)
+                position = length if end < 0 else end
+                found.comments.append((start, position))
+                blanks.append((start, position))
+            elif following == '*':
+                if nested:
+                    depth, position = 1, start + 2
+                    while depth:
+                        nxt = NESTED_COMMENT.search(text, position)
+                        if not nxt:
+                            position = length
+                            found.problems.append(start)
+                            break
+                        depth += 1 if nxt.group() == '/*' else -1
+                        position = nxt.end()
+                else:
+                    end = text.find('*/', start + 2)
+                    if end < 0:
+                        found.problems.append(start)
+                    position = length if end < 0 else end + 2
+                found.comments.append((start, position))
+                blanks.append((start, position))
+            elif 'regex' in features:
+                previous, word = previous_significant(text, start)
+                if (not word and previous in '(,=:[!&|?{};+-*%<>~^') or word in REGEX_KEYWORDS:
+                    body = REGEX_BODY.match(text, start + 1)
+                    if body:
+                        blanks.append((start, body.end()))
+                        position = body.end()
+        elif char == '"':
+            if 'textblock' in features and text.startswith('"""', start):
+                if 'kotlin' in features:
+                    position = resume_string(found, stack, '"""', start, start + 3)
+                    continue
+                end = TEXT_BLOCK_END.match(text, start + 3)
+                if not end:
+                    found.problems.append(start)
+                position = end.end() if end else length
+                blanks.append((start, position))
+            elif 'kotlin' in features:
+                position = resume_string(found, stack, '"', start, start + 1)
+            else:
+                end = STRING_END['"'].match(text, start + 1)
+                position = end.end() if end else line_end(text, start)
+                blanks.append((start, position))
+        elif char == "'":
+            if 'squote' in features:
+                end = STRING_END["'"].match(text, start + 1)
+                position = end.end() if end else line_end(text, start)
+                blanks.append((start, position))
+            elif 'rust' in features:
+                end = RUST_CHAR.match(text, start)
+                if end:      # else a lifetime or a loop label ('a): left as it is
+                    position = end.end()
+                    blanks.append((start, position))
+            else:
+                end = JAVA_CHAR.match(text, start)
+                position = end.end() if end else start + 1
+                blanks.append((start, position))
+        elif char == '`':
+            if 'raw' in features:
+                end = text.find('`', start + 1)
+                if end < 0:
+                    found.problems.append(start)
+                position = length if end < 0 else end + 1
+                blanks.append((start, position))
+            else:
+                position = resume_string(found, stack, '`', start, start + 1)
+        elif char == '<':
+            previous, word = previous_significant(text, start)
+            if ((previous in JSX_AFTER and not word) or word == 'return') \
+                    and JSX_START.match(text, start):
+                position = skip_jsx(found, start)
+        else:   # a Rust raw or byte raw string: r"...", r#"..."#, br#"..."#
+            hashes = match.group().count('#')
+            end = text.find('"' + '#' * hashes, match.end())
+            if end < 0:
+                found.problems.append(start)
+            position = length if end < 0 else end + 1 + hashes
+            blanks.append((start, position))
+    if stack:
+        found.problems.append(length)
+    return length
+
+
+def line_end(text, position):
+    end = text.find('\n', position)
+    return len(text) if end < 0 else end
+
+
+def resume_string(found, stack, kind, start, position):
+    """Go on with a template (kind '`') or a Kotlin string ('"' or triple quotes) from
+    position; returns the position after it, or, at a ${, pushes it on the stack and
+    returns the position after the '${'."""
+    text, length, blanks = found.text, len(found.text), found.blanks
+    if kind == '`':
+        position = TEMPLATE_PART.match(text, position).end()
+    elif kind == '"':
+        position = KOTLIN_STRING_PART.match(text, position).end()
+    else:
+        position = KOTLIN_RAW_PART.match(text, position).end()
+    if text.startswith('${', position):
+        blanks.append((start, position + 2))
+        stack.append((kind, position + 1))
+        return position + 2
+    if kind == '"""':
+        end = text.find('"""', position)
+        end = length if end < 0 else end + 3
+        while end < length and text[end] == '"':   # five quotes end at the last one
+            end += 1
+    elif kind == '"':
+        end = position + 1 if text.startswith('"', position) else position
+    else:
+        end = min(position + 1, length)
+    blanks.append((start, end))
+    return end
+
+
+def skip_jsx(found, start):
+    """The position after the JSX element that starts at start (a tag or a fragment):
+    its text and attributes are blanked, the code in its {braces} is scanned as code.
+    When what follows is not markup after all, a less-than: start + 1."""
+    text, length = found.text, len(found.text)
+    depth, position, mark, spans = 0, start, start, []
+
+    def expression(position):       # {code}: blank up to it, scan it, go on after it
+        nonlocal mark
+        spans.append((mark, position + 1))
+        end = scan_code(found, position + 1, True)
+        spans.append((end - 1, end))
+        mark = end
+        return end
+
+    while position < length:
+        tag = JSX_TAG.match(text, position)
+        if tag:
+            position = JSX_ATTRS.match(text, tag.end()).end()
+            while text.startswith('{', position):    # an attribute's {expression}
+                position = JSX_ATTRS.match(text, expression(position)).end()
+            if text.startswith('/>', position):
+                position += 2
+            elif text.startswith('>', position):
+                position += 1
+                depth += -1 if tag.group(1) else 1
+            else:
+                return start + 1
+            if depth <= 0:
+                break
+        elif text.startswith('{', position):
+            position = expression(position)
+        else:
+            position = JSX_TEXT.match(text, position).end()
+    spans.append((mark, position))
+    found.blanks.extend(spans)
+    return position
+
+
+def mask(text, blanks):
+    """text with the given spans blanked (they may nest or overlap)."""
+    pieces, position = [], 0
+    for start, end in sorted(blanks):
+        if end <= position:
+            continue
+        start = max(start, position)
+        pieces.append(text[position:start])
+        pieces.append(blank(text[start:end]))
+        position = end
+    pieces.append(text[position:])
+    return ''.join(pieces)
+
+
+class Block(NamedTuple):
+    """A {...} block: offsets of its braces, and its child blocks in order."""
+    open: int
+    close: int
+    children: list
+
+
+def block_tree(scan):
+    """The top-level blocks of a scan, each with its children (a file's {...} blocks)."""
+    opens = sorted(o for o, c in scan.pairs.items() if scan.text[o] == '{')
+    root = Block(-1, len(scan.text), [])
+    stack = [root]
+    for o in opens:
+        close = scan.pairs[o]
+        while stack[-1].close < o:
+            stack.pop()
+        block = Block(o, close, [])
+        stack[-1].children.append(block)
+        stack.append(block)
+    return root
+
+
+MARKS = re.compile(r'[;{}\])]')
+
+
+class Structure:
+    """What the finders ask of a scanned file: blocks, openers of closers, and where a
+    statement that ends at a given offset starts."""
+
+    def __init__(self, scanned):
+        self.scanned, self.masked, self.pairs = scanned, scanned.masked, scanned.pairs
+        self.closers = {c: o for o, c in scanned.pairs.items()}
+        self.marks = [m.start() for m in MARKS.finditer(self.masked)]
+        self.root = block_tree(scanned)
+
+    def statement_start(self, start, end, boundaries=';{}'):
+        """The offset of the first non-space character after the last boundary
+        character before end (not counting the contents of (...) and [...]) and not
+        before start: where the statement that ends at end begins."""
+        marks, masked, closers = self.marks, self.masked, self.closers
+        place = bisect.bisect_left(marks, end) - 1
+        position = start
+        while place >= 0 and marks[place] >= start:
+            mark = marks[place]
+            char = masked[mark]
+            if char in boundaries:
+                position = mark + 1
+                break
+            if char in ')]':
+                opener = closers.get(mark)
+                if opener is not None and opener >= start:
+                    place = bisect.bisect_left(marks, opener) - 1
+                    continue
+            place -= 1
+        while position < end and masked[position] in ' \t\r\n':
+            position += 1
+        return position
+
+
+def c_family_definitions(text, language, relative):
+    """(definitions, '') of a C-family file, or ([], why) when the scanner lost its
+    thread (a bracket, string or comment that does not close)."""
+    if language not in FINDERS:
+        return [], f'no reader for {language} yet'
+    lexer = 'tsx' if relative.endswith('.tsx') else language
+    scanned = scan(text, lexer)
+    if not scanned.ok:
+        return [], 'its brackets, strings or comments do not balance'
+    decls = FINDERS[language](scanned)
+    docs = DocComments(scanned, language)
+    found, types = [], []
+    for decl in sorted(decls, key=lambda d: (d.start, -d.end)):
+        start, end = line_of(scanned, decl.start), line_of(scanned, decl.end)
+        while types and types[-1].end < start:
+            types.pop()
+        found.append(Definition(decl.name, decl.kind, start, end, docs.before(decl.start),
+                                types[-1].doc if types else '', receiver=decl.receiver,
+                                trait=decl.trait))
+        if decl.kind in TYPE_KINDS:
+            types.append(found[-1])
+    covered = {line for d in found for line in range(d.start, d.end + 1)}
+    code = {line_of(scanned, m.start()) for m in CODE_CHARACTER.finditer(scanned.masked)}
+    found += [Definition('<module>', 'module', start, end, docs.inner if number == 0 else '')
+              for number, (start, end) in enumerate(module_runs(
+                  code, covered, len(scanned.line_starts)))]
+    return found, ''
+
+
+CODE_CHARACTER = re.compile(r'\S+')
+COMMENT_MARKS = re.compile(r'^\s*(?:/\*+|\*+/?|//+!?)?[ \t]?', re.M)
+
+
+class DocComments:
+    """The comments right above definitions (no blank line between), as doc text."""
+
+    def __init__(self, scanned, language):
+        self.text, self.comments = scanned.text, scanned.comments
+        self.ends = [end for _, end in self.comments]
+        inner = [start for start, _ in self.comments
+                 if self.text.startswith(('//!', '/*!'), start)]
+        self.inner = ' '.join(self.clean(self.text[s:e]) for s, e in self.comments
+                              if s in inner)
+
+    def before(self, offset):
+        """The doc of the definition that starts at offset: the comments that end just
+        above it, one after another with no blank line between."""
+        place = bisect.bisect_right(self.ends, offset) - 1
+        pieces, boundary = [], offset
+        while place >= 0:
+            start, end = self.comments[place]
+            gap = self.text[end:boundary]
+            if gap.strip() or gap.count('\n') > 1 or self.text.startswith(('//!', '/*!'), start):
+                break
+            pieces.append(self.clean(self.text[start:end]))
+            boundary, place = start, place - 1
+        return '\n'.join(reversed(pieces)).strip()
+
+    @staticmethod
+    def clean(comment):
+        """A comment's words without its markers (/** */ * /// //)."""
+        if comment.endswith('*/'):
+            comment = comment[:-2]
+        return COMMENT_MARKS.sub('', comment).strip()
+
+
+# --- Chunking: Java ------------------------------------------------------------------
+
+IDENT = r'[A-Za-z_$][\w$]*'
+
+
+def skip_annotations(masked, pairs, start, end):
+    """The offset after the annotations (@Name, @Name(...)) that start at start."""
+    annotation = re.compile(r'\s*@(?!interface\b)[\w$.]+\s*')
+    while True:
+        match = annotation.match(masked, start, end)
+        if not match:
+            return start
+        start = match.end()
+        if start < end and masked[start] == '(' and start in pairs:
+            start = pairs[start] + 1
+
+
+
+JAVA_TYPE = re.compile(r'(?<![\w$])(class|interface|enum|record|@interface)\s+(' + IDENT + ')')
+JAVA_MODIFIERS_ALSO = frozenset({'synchronized', 'default'})
+JAVA_KEYWORDS = frozenset('''if for while switch catch synchronized try return new throw
+else do case default assert super this'''.split())
+JAVA_STATEMENT_WORDS = frozenset('if for while switch catch try return new throw else do case '
+                                 'assert'.split())
+JAVA_MODIFIERS = frozenset('''public protected private static final abstract native
+synchronized transient volatile strictfp default sealed non-sealed'''.split())
+JAVA_TYPE_TOKENS = re.compile(r'[\w$\s.<>\[\],?&]*\Z')
+THROWS = re.compile(r'\s*throws\s+[\w$.<>,\s]+\Z')
+DEFAULT_VALUE = re.compile(r'\s*default\s+[^;]*\Z', re.S)
+ANNOTATION = re.compile(r'@[\w$.]+')
+NEW_CLASS = re.compile(r'\bnew\s+[\w$.]+\s*(?:<[^;{}]*>)?\s*\Z')
+KINDS = {'class': 'class', 'interface': 'interface', 'enum': 'enum', 'record': 'record',
+         '@interface': 'annotation'}
+
+
+class JavaFile:
+    """The Java finder's state for one file."""
+
+    def __init__(self, scanned):
+        self.structure = Structure(scanned)
+        self.masked, self.pairs = scanned.masked, scanned.pairs
+        self.closers = self.structure.closers
+        self.decls = []
+
+    def method_header(self, start, end):
+        """(name, name offset) when masked[start:end] is a method or constructor
+        header (annotations, modifiers, type parameters, type, name, parameters,
+        throws), else None."""
+        header = self.masked[start:end].rstrip()
+        end = start + len(header)
+        throws = THROWS.search(header)
+        if throws:
+            end = start + throws.start()
+        if end <= start or self.masked[end - 1] != ')':
+            return None
+        opener = self.closers.get(end - 1)
+        if opener is None or opener < start:
+            return None
+        name = re.search(IDENT + r'\s*\Z', self.masked[start:opener])
+        if not name or name.group().strip() in JAVA_KEYWORDS:
+            return None
+        prefix_start = skip_annotations(self.masked, self.pairs, start, opener)
+        prefix = ANNOTATION.sub(' ', self.masked[prefix_start:start + name.start()])
+        if not JAVA_TYPE_TOKENS.match(prefix) or '=' in prefix:
+            return None
+        if any(word in JAVA_STATEMENT_WORDS for word in prefix.split()):
+            return None
+        return name.group().strip(), start + name.start()
+
+    def returns_nothing(self, start, name_offset):
+        """Whether a header has no return type before its name (a constructor)."""
+        prefix_start = skip_annotations(self.masked, self.pairs, start, name_offset)
+        prefix = re.sub(r'<[^<>]*(?:<[^<>]*>[^<>]*)*>', ' ', self.masked[prefix_start:name_offset])
+        return all(word in JAVA_MODIFIERS for word in prefix.split())
+
+    def walk(self, block, scope, context, type_name=''):
+        """Find the definitions in a block's body; context is 'type', 'enum', 'body'."""
+        masked = self.masked
+        body_start = block.open + 1
+        position = body_start
+        for child in block.children:
+            start = self.structure.statement_start(body_start, child.open)
+            if context in ('type', 'enum'):
+                self.bodiless(position, start, scope, type_name)
+            header = masked[start:child.open]
+            stripped = header.strip().lstrip(',').strip()
+            if stripped != header.strip():
+                start = child.open - len(header.lstrip().lstrip(',').lstrip())
+            self.classify(child, start, scope, context, type_name)
+            position = child.close + 1
+        if context in ('type', 'enum'):
+            self.bodiless(position, block.close, scope, type_name)
+
+    def classify(self, child, start, scope, context, type_name):
+        masked = self.masked
+        bare = skip_annotations(masked, self.pairs, start, child.open)
+        kind = JAVA_TYPE.search(masked, bare, child.open)
+        if kind and all(word in JAVA_MODIFIERS for word in masked[bare:kind.start()].split()):
+            name = kind.group(2)
+            self.decls.append(Decl(scope_name(scope, name), KINDS[kind.group(1)], start,
+                                   child.close, (child.open, child.close), True))
+            self.walk(child, scope + [name], 'enum' if kind.group(1) == 'enum' else 'type',
+                      name)
+            return
+        if context in ('type', 'enum'):
+            method = self.method_header(start, child.open)
+            if method:
+                name, offset = method
+                constructor = name == type_name and self.returns_nothing(start, offset)
+                self.decls.append(Decl(scope_name(scope, name),
+                                       'constructor' if constructor else 'method',
+                                       start, child.close, (child.open, child.close)))
+                self.walk(child, scope + [name], 'body')
+                return
+            bare = skip_annotations(masked, self.pairs, start, child.open)
+            words = masked[bare:child.open].split()
+            if words and all(w in JAVA_MODIFIERS for w in words[:-1]) and words[-1] == type_name:
+                self.decls.append(Decl(scope_name(scope, type_name), 'constructor', start,
+                                       child.close, (child.open, child.close)))
+                self.walk(child, scope + [type_name], 'body')
+                return
+            if context == 'enum' and masked[bare:child.open].strip() != 'static' and re.fullmatch(r'\s*' + IDENT + r'\s*(?:\(.*\))?\s*',
+                                                  masked[bare:child.open], re.S):
+                constant = masked[bare:child.open].split('(')[0].strip()
+                self.walk(child, scope + [constant], 'type', type_name)
+                return
+        anonymous = self.anonymous_class(start, child.open)
+        if anonymous:
+            self.walk(child, scope + ['<anonymous>'], 'type', '<anonymous>')
+            return
+        self.walk(child, scope, 'body' if context != 'file' else 'file')
+
+    def anonymous_class(self, start, open_brace):
+        """Whether the block at open_brace is an anonymous class: new Name(...) {."""
+        end = open_brace
+        while end > start and self.masked[end - 1] in ' \t\r\n':
+            end -= 1
+        if end <= start or self.masked[end - 1] != ')':
+            return False
+        opener = self.closers.get(end - 1)
+        if opener is None:
+            return False
+        return bool(NEW_CLASS.search(self.masked, max(0, opener - 300), opener))
+
+    def bodiless(self, start, end, scope, type_name):
+        """Bodiless methods (interface, abstract, annotation elements) between start and
+        end of a type's body: statements ending in ';'."""
+        masked = self.masked
+        position = start
+        while True:
+            semicolon = masked.find(';', position, end)
+            if semicolon < 0:
+                return
+            statement = max(self.structure.statement_start(start, semicolon), position)
+            while statement < semicolon and masked[statement] in ' \t\r\n,':
+                statement += 1
+            header = masked[statement:semicolon]
+            default = DEFAULT_VALUE.search(header)
+            stop = statement + (default.start() if default else len(header))
+            method = self.method_header(statement, stop)
+            if method:
+                self.decls.append(Decl(scope_name(scope, method[0]), 'method', statement,
+                                       semicolon, None, has_body=False))
+            position = semicolon + 1
+
+
+def scope_name(scope, name):
+    return '.'.join(scope + [name])
+
+
+def java_declarations(scanned):
+    finder = JavaFile(scanned)
+    finder.walk(finder.structure.root, [], 'file')
+    return sorted(finder.decls, key=lambda d: (d.start, -d.end))
+
+
+FINDERS = {'java': java_declarations}
+# --- Chunking: other text files, in line windows -----------------------------------
+
+MARKDOWN_HEADING = re.compile(r' {0,3}#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$')
+MARKDOWN_FENCE = re.compile(r' {0,3}(`{3,}|~{3,})')
+
+
+def windows(relative, lines, language):
+    """Window definitions covering a text file: WINDOW_LINES lines each, every one
+    starting WINDOW_LINES - WINDOW_OVERLAP lines after the one before.  A Markdown
+    window is named after the nearest heading above its first line, any other after
+    where it is (path:L41-80)."""
+    headings = markdown_headings(lines) if language in ('markdown', 'rst') else {}
+    heading, found = '', []
+    step = WINDOW_LINES - WINDOW_OVERLAP
+    for start in range(1, len(lines) + 1, step):
+        end = min(start + WINDOW_LINES - 1, len(lines))
+        heading = next((headings[n] for n in range(start, start - step - 1, -1)
+                        if n in headings), heading)
+        found.append(Definition(heading or f'{relative}:L{start}-{end}', 'window', start, end))
+        if end == len(lines):
+            break
+    return found
+
+
+def markdown_headings(lines):
+    """{line number: heading text} of a Markdown file's ATX headings outside fences."""
+    headings, fence = {}, ''
+    for number, line in enumerate(lines, 1):
+        opening = MARKDOWN_FENCE.match(line)
+        if fence:
+            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
+                fence = ''
+        elif opening:
+            fence = opening.group(1)
+        else:
+            heading = MARKDOWN_HEADING.match(line)
+            if heading:
+                headings[number] = ' '.join(heading.group(1).split())
+    return headings
 
 
 # --- Tokens: identifiers split as people type them, light stemming, Korean ------------
@@ -598,9 +1453,15 @@ def count_terms(text):
 
 
 def own_field_texts(chunk):
-    """The fields that belong to one chunk alone: its name, docstring and code."""
-    return {'name': chunk['symbol'].rpartition('.')[2], 'doc': chunk['doc'],
-            'code': chunk['text'], 'summary': doc_summary(chunk['doc'])}
+    """The fields that belong to one chunk alone: its name, doc and code.  A window is
+    named by its heading (not by where it is) and module-level code has no name."""
+    kind, symbol = chunk['kind'], chunk['symbol']
+    if kind == 'window':
+        name = '' if symbol.startswith(chunk['path'] + ':L') else symbol
+    else:
+        name = '' if kind == 'module' else symbol.rpartition('.')[2]
+    return {'name': name, 'doc': chunk['doc'], 'code': chunk.get('code', chunk['text']),
+            'summary': doc_summary(chunk['doc'])}
 
 
 def doc_summary(doc):
@@ -617,11 +1478,12 @@ def shared_field_runs(chunks):
     once per run instead of once per chunk keeps the index small and fast to build.
     """
     path = chunks[0]['path']
-    runs = [('path', (path[:-3] if path.endswith('.py') else path).replace('/', ' '),
-             0, len(chunks) - 1)]
+    runs = [('path', path.rpartition('.')[0].replace('/', ' ') if '.' in path.rpartition(
+        '/')[2] else path.replace('/', ' '), 0, len(chunks) - 1)]
     open_runs = {}
     for number, chunk in enumerate(chunks):
-        enclosing = chunk['symbol'].split('.')[:-1]
+        named = chunk['kind'] not in ('window', 'module')
+        enclosing = chunk['symbol'].split('.')[:-1] if named else []
         keys = [('scope', '.'.join(enclosing[:depth + 1]), name)
                 for depth, name in enumerate(enclosing)]
         if chunk.get('context'):
@@ -733,11 +1595,13 @@ def query_terms(question):
 #   {"tool", "format_version", "parser_version", "tokenizer_version", "root",
 #    "indexed_at", "scan_started_ns", "next_fid", "chunk_count", "field_totals",
 #    "skipped": [{"path", "line", "reason"}],
-#    "files": {path: {"fid", "sha256", "size", "mtime_ns", "count", "totals", "rows",
-#                     "lengths"}},
+#    "files": {path: {"fid", "sha256", "size", "mtime_ns", "language", "note", "count",
+#                     "totals", "rows", "lengths"}},
 #    "postings": [POSTING_BUCKETS strings], "checksum"}
-# "rows" holds a file's chunks as 'symbol kind start end exported' (exported is 1 when
-# the module's __all__ lists the chunk's top-level name), '|' between chunks, and
+# "language" is the file's (python, java, ..., markdown, text), "note" why its
+# definitions could not be read ('' when they could).  "rows" holds a file's chunks as
+# 'symbol kind start end exported receiver trait', tab-separated, a line each
+# (exported is 1 when a Python module's __all__ lists the chunk's top-level name), and
 # "lengths" the length of each field of each chunk, space-separated: strings that a
 # search decodes only for the files it touches.  A term's posting is "fid field
 # entries;fid field entries;...", an entry being a chunk number within the file or a
@@ -747,19 +1611,22 @@ def query_terms(question):
 # thousand, and a search finds its terms with str.find.  The source text is not stored:
 # it is read back from the file and checked against the SHA-256.
 
-ROW_SYMBOL, ROW_KIND, ROW_START, ROW_END, ROW_EXPORTED = range(5)
+ROW_SYMBOL, ROW_KIND, ROW_START, ROW_END, ROW_EXPORTED, ROW_RECEIVER, ROW_TRAIT = range(7)
+ROW_FIELDS = 7
 
 
 def encode_rows(rows):
-    return '|'.join(' '.join(map(str, row)) for row in rows)
+    """Chunk rows as one string: fields separated by tabs, rows by line breaks."""
+    return '\n'.join('\t'.join(' '.join(str(value).split()) for value in row) for row in rows)
 
 
 def decode_rows(text):
-    """'symbol kind start end exported|...' -> [[symbol, kind, start, end, exported]]."""
+    """The string of encode_rows -> [[symbol, kind, start, end, exported, receiver,
+    trait]]."""
     rows = []
-    for line in text.split('|') if text else ():
-        symbol, kind, start, end, exported = line.split(' ')
-        rows.append([symbol, kind, int(start), int(end), exported == '1'])
+    for line in text.split('\n') if text else ():
+        symbol, kind, start, end, exported, receiver, trait = line.split('\t')
+        rows.append([symbol, kind, int(start), int(end), exported == '1', receiver, trait])
     return rows
 
 
@@ -835,7 +1702,8 @@ def chunk_postings(chunks, fid):
             else:
                 found.append(entry)
 
-    for local, chunk in enumerate(chunks):
+    searched = [chunk for chunk in chunks if chunk.get('searched', True)]   # they come first
+    for local, chunk in enumerate(searched):
         for field, text in own_field_texts(chunk).items():
             counts = count_terms(text)
             if field == 'name' and '.' in chunk['symbol']:
@@ -844,7 +1712,7 @@ def chunk_postings(chunks, fid):
             number = FIELD_NUMBER[field]
             lengths[local][number] = sum(counts.values())
             add(counts, number, str(local))
-    for field, text, first, last in (shared_field_runs(chunks) if chunks else ()):
+    for field, text, first, last in (shared_field_runs(searched) if searched else ()):
         counts = count_terms(text)
         number = FIELD_NUMBER[field]
         size = sum(counts.values())
@@ -857,7 +1725,8 @@ def chunk_postings(chunks, fid):
             segment = f'{fid} {number} ' + ','.join(ids)
             segments[term] = segments[term] + ';' + segment if term in segments else segment
     rows = [[chunk['symbol'], chunk['kind'], chunk['start'], chunk['end'],
-             int(bool(chunk.get('exported')))] for chunk in chunks]
+             int(bool(chunk.get('exported'))), chunk.get('receiver', ''),
+             chunk.get('trait', '')] for chunk in chunks]
     return rows, lengths, segments
 
 
@@ -894,12 +1763,12 @@ def index_one_file(job):
     try:
         data, info = read_file(job.path, job.options.max_file_size)
         sha256 = hashlib.sha256(data).hexdigest()
-        chunks = chunk_source(data, job.relative, sha256=sha256)
+        read = chunk_file(data, job.relative, sha256)
     except SkipFile as skip:
         return Parsed(job.relative, skip=skip_record(job.relative, skip.reason, skip.line))
-    rows, lengths, segments = chunk_postings(chunks, job.fid)
+    rows, lengths, segments = chunk_postings(read.chunks, job.fid)
     record = make_record(rows, lengths, job.fid, sha256=sha256, size=info.st_size,
-                         mtime_ns=info.st_mtime_ns)
+                         mtime_ns=info.st_mtime_ns, language=read.language, note=read.note)
     return Parsed(job.relative, record, segments)
 
 
@@ -1019,8 +1888,11 @@ def update_index(root, old, options, report=None):
                  next_fid=index['next_fid'] + len(jobs), scan_started_ns=started_ns,
                  chunk_count=sum(record['count'] for record in current.values()),
                  field_totals=field_sums([record['totals'] for record in current.values()]))
+    windowed = [skip_record(relative, record['note']) for relative, record in
+                index['files'].items() if record.get('note')]
     stats = {'updated': len(added), 'removed': deleted, 'skipped': skipped,
-             'files': len(current), 'chunks': index['chunk_count'], 'changed': bool(changed)}
+             'windowed': windowed, 'files': len(current), 'chunks': index['chunk_count'],
+             'changed': bool(changed)}
     return index, stats
 
 
@@ -1049,10 +1921,9 @@ def unchanged(path, record, limit, trusted_before_ns):
 
 
 def scan_tree(root, options=IndexOptions(), strict=False):
-    """Chunks of every Python file under root, numbered code-1...; also the skipped files.
-
-    strict=True is the tutorial's contract: the first file that cannot be parsed raises.
-    """
+    """Chunks of every file under root, numbered code-1...; also the files skipped.
+    strict=True is the tutorial's contract: its Python files only, and
+    the first that cannot be parsed raises."""
     root = Path(root).resolve()
     if not root.is_dir():
         raise ValueError('Repository directory does not exist.')
@@ -1061,15 +1932,20 @@ def scan_tree(root, options=IndexOptions(), strict=False):
     for relative, path in found.items():
         try:
             if strict:
-                chunks.extend(index_file(path, root))
-            else:
-                chunks.extend(chunk_source(read_file(path, options.max_file_size)[0], relative))
+                if language_of(relative) == 'python':
+                    chunks.extend(index_file(path, root))
+                continue
+            data = read_file(path, options.max_file_size)[0]
+            read = chunk_file(data, relative, hashlib.sha256(data).hexdigest())
         except SkipFile as skip:
             if strict and skip.reason.startswith('cannot decode'):
                 raise SyntaxError(f'{relative}:{skip.line}: {skip.reason}') from None
             skipped.append(skip_record(relative, skip.reason, skip.line))
+            continue
         except OSError as error:
             skipped.append(skip_record(relative, f'skipped: {error.strerror}'))
+            continue
+        chunks.extend(dict(chunk, language=read.language) for chunk in read.chunks)
     for number, chunk in enumerate(chunks, 1):
         chunk['id'] = f'code-{number}'
     return chunks, skipped
@@ -1407,7 +2283,8 @@ def make_search_index(chunks, root='', skipped=()):
     files, postings, ordered = {}, {}, []
     for fid, (path, group) in enumerate(by_path.items()):
         rows, lengths, segments = chunk_postings(group, fid)
-        files[path] = make_record(rows, lengths, fid, revision=group[0]['revision'])
+        files[path] = make_record(rows, lengths, fid, revision=group[0]['revision'],
+                                  language=group[0].get('language', 'python'))
         add_postings(postings, segments)
         ordered.extend(group)
     view = open_search_index({
@@ -1476,9 +2353,12 @@ def chunk_entry(index, number):
     place = bisect.bisect_right(index['starts'], number) - 1
     relative = index['order'][place]
     row = file_rows(index, relative)[number - index['starts'][place]]
+    record = index['files'][relative]
     return {'id': f'code-{number + 1}', 'path': relative, 'symbol': row[ROW_SYMBOL],
-            'kind': row[ROW_KIND], 'start': row[ROW_START], 'end': row[ROW_END],
-            'exported': row[ROW_EXPORTED], 'revision': index['files'][relative]['revision']}
+            'kind': row[ROW_KIND], 'language': record.get('language', 'python'),
+            'start': row[ROW_START], 'end': row[ROW_END], 'exported': row[ROW_EXPORTED],
+            'receiver': row[ROW_RECEIVER], 'trait': row[ROW_TRAIT],
+            'revision': record['revision']}
 
 
 def named_in_question(question):
@@ -1660,6 +2540,20 @@ def path_filter(globs):
     return accepts
 
 
+def file_filter(index, globs, languages):
+    """A predicate over an index's relative paths for --path globs and --lang names;
+    None when neither is given."""
+    accept_path = path_filter(globs) if globs else None
+    wanted = {language.lower() for language in languages}
+    if accept_path is None and not wanted:
+        return None
+
+    def accepts(relative):
+        return (accept_path is None or accept_path(relative)) and (
+            not wanted or index['files'][relative].get('language', 'python') in wanted)
+    return accepts
+
+
 def unmatched_globs(relatives, globs):
     """The including globs that match none of the relative paths."""
     return [glob for glob in split_globs(globs) if not glob.startswith('!')
@@ -1668,18 +2562,18 @@ def unmatched_globs(relatives, globs):
 
 # --- Reading hits back: source text and staleness --------------------------------------
 
-def read_current_file(root, relative, revision):
-    """The file's lines now, and whether it changed since it was indexed.
-
-    Only a regular file inside the root is read; anything else counts as stale.
-    """
+def read_current_file(root, relative, revision, language='python'):
+    """The file's lines now, numbered as its language numbers them, and whether it
+    changed since it was indexed.  Only a regular file inside the root is read;
+    anything else counts as stale."""
     path = os.path.join(root, *relative.split('/'))
     real_root = os.path.realpath(root)
     if os.path.commonpath([os.path.realpath(path), real_root]) != real_root:
         return [], True
     try:
         data = read_file(path, READ_BACK_LIMIT)[0]
-        lines = source_lines(decode_source(data))
+        lines = source_lines(decode_source(data)) if language == 'python' else \
+            text_lines(decode_text(data))
     except SkipFile:
         return [], True
     return lines, not hashlib.sha256(data).hexdigest().startswith(revision)
@@ -1691,10 +2585,11 @@ def with_text(index, hits):
     for hit in hits:
         if hit['path'] not in cache:
             cache[hit['path']] = read_current_file(index['root'], hit['path'],
-                                                   hit['revision'])
+                                                   hit['revision'], hit.get('language'))
         lines, stale = cache[hit['path']]
         hit['stale'] = stale
-        hit['text'] = '\n'.join(lines[hit['start'] - 1:hit['end']])
+        cut = LONG_LINE if hit['kind'] == 'window' else None
+        hit['text'] = '\n'.join(line[:cut] for line in lines[hit['start'] - 1:hit['end']])
     return hits
 
 
@@ -1761,8 +2656,53 @@ def locate(index, path, line):
 
 
 def file_outline(index, path):
-    """The chunks of one file, in order."""
-    return [chunk_entry(index, n) for n in file_chunk_numbers(index, path)]
+    """The definitions of one file in line order (not its module code or windows)."""
+    chunks = [chunk_entry(index, n) for n in file_chunk_numbers(index, path)]
+    return sorted((c for c in chunks if c['kind'] not in ('module', 'window')),
+                  key=lambda c: (c['start'], -c['end'], c['symbol'].count('.')))
+
+
+def outline(index, paths=()):
+    """{'files': [{'path', 'language', 'chunks': [{'symbol', 'kind', 'start', 'end'}]}]}
+    of the indexed files at paths (files, or folders for the files under them; every
+    file when there are none); LookupError for a path the index does not hold."""
+    chosen = []
+    for path in paths or ['']:
+        wanted = path.replace('\\', '/').strip('/')
+        if wanted in ('', '.'):
+            chosen.extend(index['order'])
+            continue
+        try:
+            chosen.append(resolve_indexed_path(index, path))
+        except LookupError:
+            folder = resolve_indexed_folder(index, path)
+            chosen.extend(relative for relative in index['order']
+                          if relative.startswith(folder + '/'))
+    files = []
+    for relative in dict.fromkeys(chosen):
+        chunks = file_outline(index, relative)
+        files.append({'path': relative,
+                      'language': index['files'][relative].get('language', 'python'),
+                      'chunks': [{key: chunk[key] for key in ('symbol', 'kind', 'start', 'end')}
+                                 for chunk in chunks]})
+    return {'files': files}
+
+
+def resolve_indexed_folder(index, path):
+    """An indexed folder's relative path (one holding indexed files) from a relative or
+    absolute path inside the root; LookupError otherwise."""
+    root, candidate = index['root'], path.replace('\\', '/').rstrip('/')
+    if os.path.isabs(path):
+        absolute = os.path.normpath(path)
+        if os.path.commonpath([absolute, root]) != root:
+            raise LookupError(f'path is outside the indexed root: {path}')
+        candidate = os.path.relpath(absolute, root).replace(os.sep, '/')
+    candidate = candidate[2:] if candidate.startswith('./') else candidate
+    if candidate == '..' or candidate.startswith('../') or '/../' in candidate:
+        raise LookupError(f'path is outside the indexed root: {path}')
+    if not any(relative.startswith(candidate + '/') for relative in index['order']):
+        raise LookupError(f'not an indexed file or folder: {path}')
+    return candidate
 
 
 FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<name>.+))?$')
@@ -1877,10 +2817,12 @@ def marked_text(chunk, line):
     return '\n'.join(rows)
 
 
+HIT_KEYS = ('id', 'path', 'symbol', 'kind', 'language', 'start', 'end', 'revision',
+            'receiver', 'trait', 'score', 'stale', 'text')
+
+
 def hit_json(hit):
-    keys = ('id', 'path', 'symbol', 'kind', 'start', 'end', 'revision', 'score', 'stale',
-            'text')
-    return {key: hit.get(key) for key in keys}
+    return {key: hit.get(key) for key in HIT_KEYS}
 
 
 def trace_frame_json(frame):
@@ -1925,6 +2867,22 @@ def format_traceback(explained):
             out.append(block['then'])
             out.append('')
     return '\n'.join(out) if out else 'no traceback frames found'
+
+
+def format_outline(found):
+    """An outline for people: each file with its language, then its definitions with
+    their lines, members indented under the definitions that hold them."""
+    out = []
+    for file in found['files']:
+        out.append(f"{file['path']} ({file['language']})")
+        open_ends = []
+        for chunk in file['chunks']:
+            while open_ends and open_ends[-1] < chunk['start']:
+                open_ends.pop()
+            out.append(f"{'  ' * (len(open_ends) + 1)}{chunk['start']}-{chunk['end']} "
+                       f"{chunk['kind']} {chunk['symbol']}")
+            open_ends.append(chunk['end'])
+    return '\n'.join(out) if out else 'no indexed files'
 
 
 def emit_json(document):
@@ -2012,8 +2970,11 @@ MCP_TOOLS = {
         'line': integer_schema('1-based line number'), **BUDGET}, ['path', 'line']),
     'explain_traceback': ('The indexed code behind each frame of a Python traceback.', {
         'traceback': {'type': 'string', 'minLength': 1}, **BUDGET}, ['traceback']),
-    'file_outline': ('The definitions of one file, in order, with their lines.', {
-        'path': {'type': 'string', 'minLength': 1}}, ['path']),
+    'file_outline': ('The definitions of a file, or of the files under a folder, in line '
+                     'order, with their kinds and lines.', {
+        'path': {'type': 'string', 'minLength': 1,
+                 'description': 'a file or folder relative to the root (. for all)'},
+        **BUDGET}, ['path']),
     'index_status': ('What the index holds: root, files, chunks, skipped, when.', {}, []),
 }
 
@@ -2099,12 +3060,11 @@ def mcp_call(index, name, arguments):
         return (text[:budget] + ('\n[output truncated to max_chars]' if truncated else ''),
                 structured)
     elif name == 'file_outline':
-        outline = [{key: chunk[key] for key in ('id', 'symbol', 'kind', 'start', 'end',
-                                               'revision')}
-                   for chunk in file_outline(index, arguments['path'])]
-        text = '\n'.join(f"{c['start']}-{c['end']} {c['kind']} {c['symbol']}"
-                         for c in outline) or 'no definitions'
-        return text, {'path': arguments['path'], 'chunks': outline}
+        found = outline(index, [arguments['path']])
+        text = format_outline(found)
+        truncated = len(text) > budget
+        return (text[:budget] + ('\n[output truncated to max_chars]' if truncated else ''),
+                dict(found, truncated=truncated))
     else:
         status = index_status(index, index.get('source', ''))
         status['skipped'] = status['skipped'][:200]
@@ -2225,7 +3185,7 @@ def write_message(stdout, message):
 
 # --- Command line ------------------------------------------------------------------------
 
-SUBCOMMANDS = ('index', 'search', 'symbol', 'at', 'trace', 'mcp')
+SUBCOMMANDS = ('index', 'search', 'symbol', 'at', 'trace', 'outline', 'mcp')
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -2290,13 +3250,18 @@ def build_parser():
                         help='number of results')
     search.add_argument('--path', action='append', default=[], metavar='GLOB',
                         help="only files under or matching GLOB; '!GLOB' excludes; repeatable")
+    search.add_argument('--lang', action='append', default=[], metavar='LANG',
+                        help='only files in LANG (python, java, markdown, ...); repeatable')
     symbol = command('symbol', 'find definitions by name')
     symbol.add_argument('name')
     at = command('at', 'the function around PATH:LINE')
     at.add_argument('location', metavar='PATH:LINE')
     trace = command('trace', 'explain a Python traceback')
     trace.add_argument('file', nargs='?', default='-', help="the traceback's file, or - for stdin")
-    for sub in (search, symbol, at, trace):
+    outline_command = command('outline', 'the definitions of files, in line order')
+    outline_command.add_argument('paths', nargs='*', metavar='PATH',
+                                 help='files or folders (default: every indexed file)')
+    for sub in (search, symbol, at, trace, outline_command):
         sub.add_argument('--index', default=DEFAULT_INDEX, metavar='FILE', help='index file')
         sub.add_argument('--json', action='store_true', help='print one JSON object')
     mcp = command('mcp', 'serve the index to MCP clients over stdio')
@@ -2327,23 +3292,36 @@ def run_index(args):
     if stats['warning']:
         warn(stats['warning'])
     report_skipped(stats['skipped'])
+    for item in stats['windowed']:
+        print(f"{item['path']}:0: {item['reason']}", file=sys.stderr)
+    windowed = f", 줄 창으로 나눈 파일 {len(stats['windowed'])}개" if stats['windowed'] else ''
     print(f"갱신 파일: {stats['updated']}, 제거 파일: {stats['removed']}, "
           f"건너뛴 파일: {len(stats['skipped'])} (파일 {stats['files']}개, "
-          f"조각 {stats['chunks']}개)")
+          f"조각 {stats['chunks']}개{windowed})")
     return 0
 
 
 def run_dry_run(root, options):
-    """List what index would read and what it would skip, with reasons; write nothing."""
-    included = skipped = 0
+    """List what index would read, each file with its language and how it would be cut,
+    and what it would skip, with reasons; write nothing."""
+    included = skipped = windowed = 0
     for item in walk_tree(root, options):
-        if not item.reason:
-            included += 1
-            print(f'index {item.relative}')
-        else:
+        if item.reason:
             skipped += 1
             print(f'skip  {item.relative}: {item.reason}')
-    print(f'{included} file(s) to index, {skipped} skipped')
+            continue
+        try:
+            data = read_file(item.path, options.max_file_size)[0]
+            read = chunk_file(data, item.relative, hashlib.sha256(data).hexdigest())
+        except SkipFile as skip:
+            skipped += 1
+            print(f'skip  {item.relative}: {skip.reason}')
+            continue
+        included += 1
+        windowed += bool(read.note)
+        how = f'{read.language}, {read.note}' if read.note else read.language
+        print(f'index {item.relative}  ({how}; {len(read.chunks)} chunks)')
+    print(f'{included} file(s) to index ({windowed} in line windows only), {skipped} skipped')
     return 0
 
 
@@ -2351,10 +3329,24 @@ def run_search(args):
     index = open_index_file(args.index)
     for glob in unmatched_globs(index['files'], args.path):
         warn(f'--path {glob!r} matches no indexed file')
-    accept = path_filter(args.path) if args.path else None
+    accept = file_filter(index, args.path, args.lang)
     with damaged_index_guard(args.index):
         hits = with_text(index, search_index(index, args.question, args.top_k, accept))
     print_hits(args.question, hits, args.json)
+    return 0
+
+
+def run_outline(args):
+    index = open_index_file(args.index)
+    try:
+        with damaged_index_guard(args.index):
+            found = outline(index, args.paths)
+    except LookupError as error:
+        raise IndexProblem(str(error.args[0])) from None
+    if args.json:
+        emit_json(found)
+    else:
+        print(format_outline(found))
     return 0
 
 
@@ -2462,7 +3454,8 @@ def main(argv=None):
             if argv and (argv[0] in SUBCOMMANDS or argv[0] in ('-h', '--help', '--version')):
                 args = build_parser().parse_args(argv)
                 return {'index': run_index, 'search': run_search, 'symbol': run_symbol,
-                        'at': run_at, 'trace': run_trace, 'mcp': run_mcp}[args.command](args)
+                        'at': run_at, 'trace': run_trace, 'outline': run_outline,
+                        'mcp': run_mcp}[args.command](args)
             return run_one_shot(one_shot_parser().parse_args(argv))
         except IndexProblem as problem:
             print(f'{program_name()}: error: {problem}', file=sys.stderr)

@@ -258,14 +258,17 @@ def read_file(path, limit):
         os.close(fd)
 
 
-def decode_note(data):
-    """A note's bytes as text: UTF-8 (a BOM allowed); SkipFile for binary or other bytes."""
+def decode_note(data, strict=False):
+    """A note's bytes as text (UTF-8, a BOM allowed); SkipFile for a binary file or
+    other bytes, or with strict (the tutorial's API) UnicodeDecodeError."""
     if b'\0' in data:
         raise SkipFile('skipped: binary file (contains NUL bytes)',
                        line_of_offset(data, data.index(b'\0')))
     try:
         return data.decode('utf-8')
     except UnicodeDecodeError as error:
+        if strict:
+            raise
         raise SkipFile(f'skipped: not valid UTF-8 (byte 0x{data[error.start]:02x})',
                        line_of_offset(data, error.start)) from None
 
@@ -695,14 +698,12 @@ class Parsed(NamedTuple):
 
 
 def index_one_file(job):
-    """Read, hash and parse one note -> Parsed (post_notes tokenises it).  With options.strict a note
-    that cannot be decoded or parsed raises, as the tutorial's build_index did."""
+    """Read, hash and parse one note -> Parsed (post_notes tokenises it).  With
+    options.strict a note that cannot be decoded or parsed raises, as the tutorial's
+    build_index did."""
     try:
         data, info = read_file(job.path, job.options.max_file_size)
-        if b'\0' in data:
-            raise SkipFile('skipped: binary file (contains NUL bytes)',
-                           line_of_offset(data, data.index(b'\0')))
-        text = stored_text(data.decode('utf-8') if job.options.strict else decode_note(data))
+        text = stored_text(decode_note(data, job.options.strict))
         tags, sections = index_sections(text)
     except SkipFile as skip:
         return Parsed(job.relative, skip=skip_record(job.relative, skip.reason, skip.line))

@@ -288,13 +288,23 @@ class AtCommandTests(unittest.TestCase):
                                  result.stderr)
 
     def test_line_outside_every_chunk(self):
-        result = self.at('billing/invoice.py:1')
-        self.assertEqual((result.returncode, result.stdout),
-                         (0, 'billing/invoice.py:1: no indexed function holds this line\n'))
-        result = self.at('billing/invoice.py:1', '--json')
+        result = self.at('billing/invoice.py:2')   # a blank line between the docstring and
+        self.assertEqual((result.returncode, result.stdout),   # the first definition
+                         (0, 'billing/invoice.py:2: no indexed function holds this line\n'))
+        result = self.at('billing/invoice.py:2', '--json')
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual(json.loads(result.stdout),
-                         {'path': 'billing/invoice.py', 'line': 1, 'result': None})
+                         {'path': 'billing/invoice.py', 'line': 2, 'result': None})
+
+    def test_module_level_code_is_a_module_chunk(self):
+        result = self.at('billing/invoice.py:1', '--json')
+        self.assertEqual(result.returncode, 0, result.stderr)
+        found = json.loads(result.stdout)['result']
+        self.assertEqual((found['symbol'], found['kind'], found['start'], found['end'],
+                          found['text']), ('<module>', 'module', 1, 1, '"""Invoices."""'))
+        result = self.at('billing/invoice.py:7')   # a class's own line: the class
+        self.assertTrue(result.stdout.startswith('[code-'), result.stdout)
+        self.assertIn(' billing/invoice.py:6-13 Invoice\n', result.stdout)
 
     def test_paths_outside_the_root_are_refused(self):
         for location in ('../outside.py:1', f'{self.tmp / "outside.py"}:1', '/etc/passwd:1',
@@ -439,7 +449,9 @@ class TraceCommandTests(unittest.TestCase):
                          [('<module>', True, 'main.py', 10),
                           ('main', True, 'main.py', self.lines['call']),
                           ('load', True, 'app/helper.py', self.lines[chain])])
-        self.assertIsNone(second['frames'][0]['chunk'])
+        self.assertEqual((second['frames'][0]['chunk']['symbol'],
+                          second['frames'][0]['chunk']['kind'],
+                          second['frames'][0]['chunk']['text']), ('<module>', 'module', 'main()'))
         self.assertEqual((second['frames'][1]['chunk']['symbol'],
                           second['frames'][1]['chunk']['start'],
                           second['frames'][1]['chunk']['end']), ('main', 6, 7))
@@ -475,7 +487,7 @@ class TraceCommandTests(unittest.TestCase):
                               for _, line, name in outside]
                 fragments += [self.first_message(chain), CAUSE if chain == 'cause'
                               else CONTEXT,
-                              'main.py:10: module level, outside any indexed definition',
+                              'main.py:10-10 <module>\n    > 10 | main()',
                               '\n'.join('    ' + row for row in
                                         marked(self.main, 6, 7, self.lines['call'])),
                               '\n'.join('    ' + row for row in
@@ -960,12 +972,14 @@ class McpTests(unittest.TestCase):
         # file_outline
         result = server.result('file_outline', {'path': 'billing/invoice.py'})
         self.assertFalse(result.get('isError', False), result)
-        outline = result['structuredContent']['chunks']
-        self.assertEqual([(c['symbol'], c['kind'], c['start'], c['end']) for c in outline],
-                         [('TAX_RATE', 'constant', 3, 3),
+        files = result['structuredContent']['files']
+        self.assertEqual([(f['path'], f['language']) for f in files],
+                         [('billing/invoice.py', 'python')])
+        self.assertEqual([(c['symbol'], c['kind'], c['start'], c['end'])
+                          for c in files[0]['chunks']],
+                         [('TAX_RATE', 'constant', 3, 3), ('Invoice', 'class', 6, 13),
                           ('Invoice.__init__', 'method', 9, 10),
                           ('Invoice.total_with_tax', 'method', 12, 13)])
-        self.assertEqual({c['revision'] for c in outline}, {revision(self.invoice)})
         text = self.text_of(result)
         for fragment in ('TAX_RATE', 'Invoice.__init__', 'Invoice.total_with_tax'):
             self.assertIn(fragment, text)
@@ -974,7 +988,7 @@ class McpTests(unittest.TestCase):
         self.assertFalse(result.get('isError', False), result)
         status = result['structuredContent']
         self.assertEqual((status['root'], status['files'], status['chunks']),
-                         (str(self.root), 4, 8), index_label)
+                         (str(self.root), 4, 11), index_label)   # 8 + 2 classes + module
         self.assertIn(str(self.root), self.text_of(result))
         self.assertEqual(server.close(), 0)
 
@@ -1161,7 +1175,7 @@ class McpTests(unittest.TestCase):
                            'def fresh_function():\n    return "new"')])
         self.assertEqual(found[0]['revision'], revision(root / 'util.py'))
         status = server.result('index_status', {})['structuredContent']
-        self.assertEqual(status['chunks'], 9)
+        self.assertEqual(status['chunks'], 12)   # 9 definitions, 2 classes, module code
         self.assertEqual(server.close(), 0)
 
 

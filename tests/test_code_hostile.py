@@ -280,7 +280,7 @@ class DeepNestingTests(HostileCase):
                   'import ast; tree = ast.parse(data)\n'
                   'sys.setrecursionlimit(80)\n'
                   'lines = code_search.source_lines(data.decode())\n'
-                  'print(len(code_search.chunks_from_tree(tree, lines, "deep.py", "r")))\n')
+                  'print(len(code_search.python_definitions(tree, len(lines))[0]))\n')
         path = write(self.root / 'deep.py', data)
         result = subprocess.run([sys.executable, '-c', script, str(ROOT), str(path)],
                                 capture_output=True, text=True, timeout=60)
@@ -546,9 +546,9 @@ class BadIndexTests(HostileCase):
                 if key == 'lengths':
                     record['lengths'] = ' '.join(str(v) for v in value)
                     return
-                row = record['rows'].split('|')[0].split(' ')
+                row = record['rows'].split('\n')[0].split('\t')
                 row[position[key]] = str(value)
-                record['rows'] = ' '.join(row)
+                record['rows'] = '\t'.join(row)
             return edit
 
         def set_posting(term, value):
