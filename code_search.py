@@ -364,7 +364,7 @@ BINARY_SUFFIXES = frozenset('''
 FUNCTION_KINDS = frozenset({'function', 'method', 'constructor', 'getter', 'setter'})
 TYPE_KINDS = frozenset({'class', 'interface', 'struct', 'enum', 'record', 'trait', 'object',
                         'type', 'annotation', 'union', 'impl', 'module', 'namespace'})
-WINDOW_LINES = 40           # lines in a window chunk of a text file ...
+WINDOW_LINES = 60           # lines in a window chunk of a text file ...
 WINDOW_OVERLAP = 10         # ... of which this many are shared with the next window
 LONG_LINE = 2000            # characters of a line that are indexed and shown; minified
 MINIFIED_LINE = 5000        # code with a line this long is read in windows
@@ -2938,13 +2938,14 @@ def progress_line():
 MCP_VERSIONS = ('2025-11-25', '2025-06-18', '2025-03-26')   # newest first
 MCP_DEFAULT_MAX_CHARS = 20000   # clients cap a tool result near 25,000 tokens
 MCP_INSTRUCTIONS = (
-    'Search a Python code base without running it. Use find_symbol when you know a '
-    'name (Invoice.total_with_tax or total_with_tax), locate for the function around '
-    'path:line, explain_traceback to see the code behind every frame of a Python '
+    'Search a code base (Python, JavaScript, TypeScript, Java, Kotlin, Go, Rust, and '
+    'other text files in line windows) without running it. Use find_symbol when you '
+    'know a name (Invoice.total_with_tax or total_with_tax), locate for the function '
+    'around path:line, explain_traceback to see the code behind every frame of a '
     'traceback, search_code for a question in English or Korean, file_outline for the '
-    'definitions of one file, index_status for what is indexed.  Results give path, '
-    'lines, symbol, revision (SHA-256 prefix) and text; stale=true means the file '
-    'changed since indexing: re-run code_search.py index.')
+    'definitions of a file or folder, index_status for what is indexed.  Results give '
+    'path, lines, symbol, language, revision (SHA-256 prefix) and text; stale=true '
+    'means the file changed since indexing: run code_search.py index again.')
 
 
 def integer_schema(description, minimum=1, maximum=None):
@@ -2957,11 +2958,13 @@ def integer_schema(description, minimum=1, maximum=None):
 BUDGET = {'max_chars': integer_schema(
     f'most characters of code to return (default {MCP_DEFAULT_MAX_CHARS})', 200, 200000)}
 MCP_TOOLS = {
-    'search_code': ('Rank functions, methods, classes and constants for a question.', {
+    'search_code': ('Rank definitions, module code and text windows for a question.', {
         'query': {'type': 'string', 'minLength': 1, 'description': 'question or identifier'},
         'top_k': integer_schema('how many results (default 5)', 1, 50),
         'path_prefix': {'type': 'string', 'description': 'only files under this folder or '
                         'matching this glob, as --path takes it; comma-separated globs'},
+        'language': {'type': 'string', 'description': 'only files in this language '
+                     '(python, java, go, ...); comma-separated for several'},
         **BUDGET}, ['query']),
     'find_symbol': ('Definitions by name: exact, dotted suffix, then case-insensitive.', {
         'name': {'type': 'string', 'minLength': 1}, **BUDGET}, ['name']),
@@ -3039,7 +3042,7 @@ def mcp_call(index, name, arguments):
         globs = [arguments['path_prefix']] if arguments.get('path_prefix') else []
         if '..' in re.split(r'[/,]', ''.join(globs)):
             raise LookupError(f'path is outside the indexed root: {globs[0]}')
-        accept = path_filter(globs) if globs else None
+        accept = file_filter(index, globs, split_globs([arguments.get('language', '')]))
         hits = with_text(index, search_index(index, arguments['query'],
                                              arguments.get('top_k', 5), accept))
     elif name == 'find_symbol':
