@@ -762,7 +762,8 @@ SPECIAL = {
     'tsx': re.compile(r'["\'`/(){}\[\]<]'),
 }
 CLOSERS = {')': '(', ']': '[', '}': '{'}
-STRING_END = {'"': re.compile(r'(?:[^"\\\n]|\\.)*"', re.S), "'": re.compile(r"(?:[^'\\\n]|\\.)*'", re.S)}
+STRING_END = {'"': re.compile(r'(?:[^"\\\n]|\\.)*"', re.S), "'": re.compile(r"(?:[^'\\\n]|\\.)*'", re.S),
+              'rust': re.compile(r'(?:[^"\\]|\\.)*"', re.S)}   # Rust strings may span lines
 JAVA_CHAR = re.compile(r"'(?:[^'\\\n]|\\.[^'\n]*?)'")
 RUST_CHAR = re.compile(r"'(?:[^'\\\n]|\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F_]{1,8}\}|.))'")
 TEMPLATE_PART = re.compile(r'(?:[^`\\$]|\\.|\$(?!\{))*', re.S)
@@ -913,7 +914,7 @@ def scan_code(found, position, one_brace):
             elif 'kotlin' in features:
                 position = resume_string(found, stack, '"', start, start + 1)
             else:
-                end = STRING_END['"'].match(text, start + 1)
+                end = STRING_END['rust' if 'rust' in features else '"'].match(text, start + 1)
                 position = end.end() if end else line_end(text, start)
                 blanks.append((start, position))
         elif char == "'":
@@ -1167,6 +1168,41 @@ class DocComments:
         return COMMENT_MARKS.sub('', comment).strip()
 
 
+NON_SPACE = re.compile(r'[^ \t\r\n]')
+WORD_END = re.compile(r'\w+')
+
+
+class MaskedFile:
+    """A scanned file's text, masked text and bracket pairs, with the backward and
+    forward moves over spaces that both finders make (blanked comments are spaces)."""
+
+    def __init__(self, scanned):
+        self.text, self.masked, self.pairs = scanned.text, scanned.masked, scanned.pairs
+        self.reverse = scanned.masked[::-1]     # backward searches run as regexes on it
+
+    def last_significant(self, position, floor=0):
+        """Offset of the last non-space character before position (not before floor),
+        or floor - 1 when there is none: where a construct that stops at position ends."""
+        size = len(self.reverse)
+        found = NON_SPACE.search(self.reverse, size - position)
+        offset = size - 1 - found.start() if found else -1
+        return offset if offset >= floor else floor - 1
+
+    def word_before(self, position):
+        """(start offset, word) of the identifier ending just before position, skipping
+        spaces; (offset after the previous character, '') when that is not a word."""
+        end = self.last_significant(position) + 1
+        found = WORD_END.match(self.reverse, len(self.reverse) - end)
+        if not found:
+            return end, ''
+        return end - len(found.group()), self.masked[end - len(found.group()):end]
+
+    def first_significant(self, position, limit):
+        """Offset of the first non-space character at or after position (limit if none)."""
+        found = NON_SPACE.search(self.masked, position, limit)
+        return found.start() if found else limit
+
+
 # --- Chunking: Java ------------------------------------------------------------------
 
 IDENT = r'[A-Za-z_$][\w$]*'
@@ -1343,7 +1379,539 @@ def java_declarations(scanned):
     return sorted(finder.decls, key=lambda d: (d.start, -d.end))
 
 
-FINDERS = {'java': java_declarations}
+# --- Chunking: Go --------------------------------------------------------------------
+# File-level func and type declarations (each spec of a group), methods named after
+# their receiver's base type, interface method elements, and local types in bodies.
+
+GO_IDENT = r'[^\W\d]\w*'
+GO_TOP = re.compile(r'\b(func|type)\b|[(\[{]')
+GO_LOCAL_TYPE = re.compile(r'\btype\b(?=\s*(?:\(|[^\W\d]))')
+GO_NAME = re.compile(r'\s*(' + GO_IDENT + r')\s*')
+GO_FUNC_NAME = re.compile(r'[ \t]*(' + GO_IDENT + r')[ \t]*')
+GO_KEYWORDS = frozenset('''break case chan const continue default defer else fallthrough for
+func go goto if import interface map package range return select struct switch type
+var'''.split())
+GO_HORIZONTAL = re.compile(r'[ \t]*')
+GO_STOP = re.compile(r'[\n;(\[{)\]}]')
+GO_TYPE_BRACES = re.compile(r'(?<![\w])(struct|interface)\s*\Z')
+GO_STRUCT = re.compile(r'struct\s*\{')
+GO_INTERFACE = re.compile(r'interface\s*\{')
+GO_TYPE_PARAMS = re.compile(r'\s*' + GO_IDENT + r'(?:\s*,\s*' + GO_IDENT + r')*\s+(?:[~\[(]|\*\S|'
+                            + GO_IDENT + ')')
+GO_RECEIVER_NAME = re.compile(r'\s*' + GO_IDENT + r'(?:\s*,\s*' + GO_IDENT +
+                              r')*\s+(?=[*(\w]|\[[^\]]*\]\s*[\w*\[(])')
+GO_BASE_TYPE = re.compile(r'[\s*(]*(' + GO_IDENT + r'(?:\s*\.\s*' + GO_IDENT + r')?)')
+GO_COMMA = re.compile(r'[,(\[{]')
+GO_METHOD_ELEM = re.compile(r'(' + GO_IDENT + r')\s*\(')
+
+
+class GoFile(MaskedFile):
+    """The Go finder's state for one file."""
+
+    def __init__(self, scanned):
+        super().__init__(scanned)
+        self.decls = []
+
+    def walk_top(self):
+        """Find the file-level func and type declarations, skipping bracketed code."""
+        masked, pairs = self.masked, self.pairs
+        position = 0
+        while True:
+            match = GO_TOP.search(masked, position)
+            if not match:
+                return
+            keyword = match.group(1)
+            if keyword is None:
+                position = pairs.get(match.start(), match.start()) + 1
+                self.local_types((match.start(), position - 1), [])
+            elif keyword == 'func':
+                position = self.func_declaration(match.start())
+            else:
+                position = self.type_declaration(match.start(), [])
+
+    def stop(self, position, limit, at_brace=False):
+        """Offset of the first newline, ';' or unmatched closer at bracket depth 0 from
+        position (limit when there is none): where a Go spec or signature ends; with
+        at_brace, a '{' stops it too."""
+        masked, pairs = self.masked, self.pairs
+        while True:
+            match = GO_STOP.search(masked, position, limit)
+            if not match:
+                return limit
+            char, start = match.group(), match.start()
+            if at_brace and char == '{':
+                return start
+            if char in '([{' and start in pairs:
+                position = pairs[start] + 1
+            elif char in '([{':
+                position = start + 1
+            else:
+                return start
+
+    def func_declaration(self, offset):
+        """Record the func declaration at offset (a function or a method); returns where
+        to go on scanning."""
+        masked, pairs = self.masked, self.pairs
+        position = GO_HORIZONTAL.match(masked, offset + 4).end()
+        receiver = None
+        if masked.startswith('(', position) and position in pairs:
+            receiver = (position, pairs[position])
+            position = receiver[1] + 1
+        name = GO_FUNC_NAME.match(masked, position)
+        if not name or name.group(1) in GO_KEYWORDS:
+            return offset + 4
+        position = name.end()
+        if masked.startswith('[', position) and position in pairs:     # type parameters
+            position = self.first_significant(pairs[position] + 1, len(masked))
+        if not masked.startswith('(', position) or position not in pairs:
+            return offset + 4
+        body, end = self.signature_end(pairs[position] + 1)
+        scope, receiver_text = [], ''
+        if receiver:
+            receiver_text, base = self.receiver_type(*receiver)
+            scope = [base] if base else []
+        kind = 'method' if receiver else 'function'
+        self.decls.append(Decl(scope_name(scope, name.group(1)), kind, offset, end, body,
+                               True, receiver_text, has_body=body is not None))
+        if body:
+            self.local_types(body, scope + [name.group(1)])
+        return end + 1
+
+    def signature_end(self, position):
+        """After a func's parameters: ((open, close) of its body, offset of its last
+        character), or (None, offset of the last character of a bodiless signature)."""
+        masked, pairs = self.masked, self.pairs
+        length = len(masked)
+        while True:
+            stop = self.stop(position, length, True)
+            if stop < length and masked[stop] == '{' and stop in pairs:
+                if GO_TYPE_BRACES.search(masked, max(0, stop - 16), stop):
+                    position = pairs[stop] + 1
+                    continue
+                return (stop, pairs[stop]), pairs[stop]
+            if stop < length and masked[stop] == '{':
+                position = stop + 1
+                continue
+            return None, self.last_significant(stop, position - 1)
+
+    def receiver_type(self, open_paren, close_paren):
+        """(the receiver's type as written, its base type name) of a method receiver."""
+        masked = self.masked
+        position = open_paren + 1
+        named = GO_RECEIVER_NAME.match(masked, position, close_paren)
+        if named:
+            position = named.end()
+        position = self.first_significant(position, close_paren)
+        end = self.last_significant(self.comma(position, close_paren), position) + 1
+        written = self.text[position:end]
+        base = GO_BASE_TYPE.match(masked, position, end)
+        if not base or masked[base.end():end].strip()[:1] not in ('', '[', ')'):
+            return written, self.text[self.first_significant(position, end):end]
+        return written, re.split(r'\s*\.\s*', base.group(1))[-1]
+
+    def comma(self, position, limit):
+        """Offset of the first ',' outside brackets from position (limit if none): where
+        the first of several receivers ends."""
+        while True:
+            match = GO_COMMA.search(self.masked, position, limit)
+            if not match:
+                return limit
+            if match.group() == ',':
+                return match.start()
+            position = self.pairs.get(match.start(), match.start()) + 1
+
+    def local_types(self, body, scope):
+        """Record the type declarations inside a function body (closures included)."""
+        position = body[0]
+        while True:
+            match = GO_LOCAL_TYPE.search(self.masked, position, body[1])
+            if not match:
+                return
+            position = self.type_declaration(match.start(), scope)
+
+    def type_declaration(self, offset, scope):
+        """Record the type declaration at offset: one spec, or each spec of a group."""
+        masked, pairs = self.masked, self.pairs
+        position = self.first_significant(offset + 4, len(masked))
+        if masked.startswith('(', position) and position in pairs:
+            close = pairs[position]
+            position += 1
+            while True:
+                position = self.first_significant(position, close)
+                while position < close and masked[position] == ';':
+                    position = self.first_significant(position + 1, close)
+                if position >= close:
+                    return close + 1
+                position = self.type_spec(position, position, scope, close) + 1
+        return self.type_spec(offset, position, scope, len(masked)) + 1
+
+    def type_spec(self, start, position, scope, limit):
+        """Record the type spec whose name is at position (its range starts at start);
+        returns the offset where it stops."""
+        masked, pairs = self.masked, self.pairs
+        name = GO_NAME.match(masked, position, limit)
+        if not name:
+            return self.stop(position, limit)
+        after = name.end()
+        if masked.startswith('[', after) and after in pairs and \
+                GO_TYPE_PARAMS.match(masked, after + 1, pairs[after]):
+            after = self.first_significant(pairs[after] + 1, limit)
+        kind, interface = 'type', None
+        if not masked.startswith('=', after):
+            if GO_STRUCT.match(masked, after):
+                kind = 'struct'
+            elif GO_INTERFACE.match(masked, after):
+                kind = 'interface'
+                brace = masked.index('{', after)
+                interface = (brace, pairs.get(brace, brace))
+        stop = self.stop(after, limit)
+        end = self.last_significant(stop, start)
+        self.decls.append(Decl(scope_name(scope, name.group(1)), kind, start, end,
+                               scope=interface is not None))
+        if interface:
+            self.method_elems(interface, scope + [name.group(1)])
+        return stop
+
+    def method_elems(self, braces, scope):
+        """Record the method elements (Name(...) results) of an interface body."""
+        masked = self.masked
+        position = braces[0] + 1
+        while position < braces[1]:
+            position = self.first_significant(position, braces[1])
+            stop = self.stop(position, braces[1])
+            method = GO_METHOD_ELEM.match(masked, position, stop)
+            if method and method.group(1) not in GO_KEYWORDS:
+                end = self.last_significant(stop, position)
+                self.decls.append(Decl(scope_name(scope, method.group(1)), 'method',
+                                       position, end, has_body=False))
+            position = stop + 1
+
+
+def go_declarations(scanned):
+    """The Decls of a scanned Go file, in order of their start."""
+    finder = GoFile(scanned)
+    finder.walk_top()
+    return sorted(finder.decls, key=lambda d: (d.start, -d.end))
+
+
+# --- Chunking: Rust ------------------------------------------------------------------
+# Items found by keyword with a stack of enclosing scopes; nothing inside macro
+# arguments, macro bodies or attributes is an item.  A start includes outer #[...]
+# attributes; an impl block is named by its self type and records its trait.
+
+RUST_IDENT = r'(?:r#)?[^\W\d]\w*'
+RUST_KEYWORD = re.compile(r'(?:fn|struct|enum|union|trait|mod|type|impl|macro_rules)\b')
+RUST_ITEM = re.compile(r'(?:(fn|struct|enum|union|trait|mod|type)\s+(' + RUST_IDENT +
+                       r')|(impl)\b|(macro_rules)\s*!\s*(' + RUST_IDENT + r'))')
+RUST_TOKEN_TREE = re.compile(r'([!#])\s*(?:(!)\s*)?([(\[{])')
+RUST_MACRO_DEFINITION = re.compile(r'macro(?:_rules\s*!)?\s+' + RUST_IDENT + r'\s*([(\[{])')
+RUST_NOT_MACROS = frozenset('''if while match return in else let for loop break continue
+mut ref as move yield await impl dyn where unsafe'''.split())
+RUST_MODIFIERS = frozenset('pub const async unsafe extern default auto crate'.split())
+RUST_ITEM_AFTER = frozenset(';{}')
+RUST_HEADER_STOP = re.compile(r'[{;(\[<>]')
+RUST_SEMICOLON_STOP = re.compile(r'[;=(\[{<>]')
+RUST_FOR = re.compile(r'\bfor\b(?!\s*<)')
+RUST_WHERE = re.compile(r'\bwhere\b')
+RUST_REFERENCE = re.compile(r"\s*(?:&\s*(?:'\w+\s*)?(?:mut\b\s*)?|\*\s*(?:const|mut)\b\s*)")
+RUST_PATH = re.compile(r'\s*(?:::\s*)?(' + RUST_IDENT + r')(?:\s*::\s*(' + RUST_IDENT + r'))*')
+RUST_TYPE_KEYWORDS = frozenset('dyn fn impl unsafe extern for'.split())
+RUST_SCOPES = frozenset({'fn', 'impl', 'trait', 'mod'})    # items that name what is inside
+RUST_KINDS = {'struct': 'struct', 'enum': 'enum', 'union': 'union', 'trait': 'trait',
+              'mod': 'module', 'type': 'type', 'macro_rules': 'macro', 'impl': 'impl'}
+
+
+class RustFile(MaskedFile):
+    """The Rust finder's state for one file."""
+
+    def __init__(self, scanned):
+        super().__init__(scanned)
+        self.closers = {c: o for o, c in scanned.pairs.items()}
+        self.decls = []
+        self.scopes = []          # (close offset, name, kind) of the enclosing items
+        self.trees = self.token_trees()
+
+    def token_trees(self):
+        """Sorted, disjoint (open, close) spans of macro invocation arguments, macro
+        definition bodies and attributes: the grammar parses no items in them."""
+        masked = self.masked
+        opens = []
+        for match in RUST_TOKEN_TREE.finditer(masked):
+            if match.group(1) == '!':
+                word = self.word_before(match.start())[1]
+                if match.group(2) or not word or word in RUST_NOT_MACROS:
+                    continue
+            opens.append(match.start(3))
+        for match in RUST_MACRO_DEFINITION.finditer(masked):
+            if match.start() == 0 or not WORD_END.match(masked, match.start() - 1):
+                opens.append(match.start(1))
+        spans, reach = [], -1
+        for open_at in sorted(opens):
+            close = self.pairs.get(open_at)
+            if close is not None and open_at > reach:
+                spans.append((open_at, close))
+                reach = close
+        return spans
+
+    def in_token_tree(self, offset):
+        """Whether offset lies inside one of the token-tree spans."""
+        place = bisect.bisect_right(self.trees, (offset, len(self.masked))) - 1
+        return place >= 0 and self.trees[place][0] < offset < self.trees[place][1]
+
+    def walk(self):
+        """Find every item in the file, in order, keeping the stack of enclosing scopes."""
+        masked, position = self.masked, 0
+        while True:
+            keyword = RUST_KEYWORD.search(masked, position)
+            if not keyword:
+                return
+            position = keyword.end()
+            if keyword.start() and WORD_END.match(masked, keyword.start() - 1):
+                continue
+            match = RUST_ITEM.match(masked, keyword.start())
+            if not match or self.in_token_tree(match.start()):
+                continue
+            position = match.end()
+            while self.scopes and self.scopes[-1][0] < match.start():
+                self.scopes.pop()
+            starts = self.item_start(match.start())
+            if starts is None:
+                continue
+            position = max(position, self.item(match, starts))
+
+    def item_start(self, keyword):
+        """(node start, decorated start) of the item whose keyword is at keyword: its
+        modifiers, then its outer attributes; None when the keyword starts no item."""
+        masked = self.masked
+        start = keyword
+        while True:
+            word_start, word = self.word_before(start)
+            if word in RUST_MODIFIERS:
+                start = word_start
+                continue
+            previous = self.last_significant(start)
+            if previous >= 0 and masked[previous] == ')':
+                opener = self.closers.get(previous)
+                if opener is not None and self.word_before(opener)[1] == 'pub':
+                    start = self.word_before(opener)[0]
+                    continue
+            break
+        if previous >= 0 and masked[previous] not in RUST_ITEM_AFTER and \
+                self.attribute_start(previous) is None and not self.inner_attribute(previous):
+            return None
+        decorated = start
+        while True:
+            attribute = self.attribute_start(self.last_significant(decorated))
+            if attribute is None:
+                return start, decorated
+            decorated = attribute
+
+    def attribute_start(self, close):
+        """Offset of the '#' of the outer attribute #[...] whose ']' is at close, or None."""
+        if close < 0 or self.masked[close] != ']':
+            return None
+        opener = self.closers.get(close)
+        if opener is None:
+            return None
+        hash_at = self.last_significant(opener)
+        return hash_at if hash_at >= 0 and self.masked[hash_at] == '#' else None
+
+    def inner_attribute(self, close):
+        """Whether the ']' at close ends an inner attribute #![...]."""
+        opener = self.closers.get(close) if close >= 0 and self.masked[close] == ']' else None
+        if opener is None:
+            return False
+        bang = self.last_significant(opener)
+        return bang > 0 and self.masked[bang] == '!' and \
+            self.masked[self.last_significant(bang)] == '#'
+
+    def header_end(self, position):
+        """Offset of the '{' or ';' that ends an item header from position (brackets and
+        generic angle brackets skipped), or None."""
+        masked, pairs = self.masked, self.pairs
+        angles = 0
+        while True:
+            match = RUST_HEADER_STOP.search(masked, position)
+            if not match:
+                return None
+            char, start = match.group(), match.start()
+            position = start + 1
+            if char in '([' or (char == '{' and angles > 0):
+                position = pairs.get(start, start) + 1
+            elif char == '<':
+                angles += 1
+            elif char == '>':
+                if masked[start - 1] not in '-=' and angles > 0:
+                    angles -= 1
+            else:
+                return start
+
+    def item(self, match, starts):
+        """Record the item matched at its keyword; returns where to go on scanning."""
+        keyword = match.group(1) or match.group(3) or match.group(4)
+        if keyword == 'impl':
+            return self.impl_item(match.end(), starts)
+        if keyword == 'macro_rules':
+            return self.macro_item(match.group(5), match.end(), starts)
+        name = match.group(2)
+        if keyword == 'type':
+            return self.type_item(name, match.end(), starts)
+        stop = self.header_end(match.end())
+        if stop is None:
+            return match.end()
+        body = (stop, self.pairs[stop]) if self.masked[stop] == '{' and stop in self.pairs \
+            else None
+        end = body[1] if body else stop
+        scope = [s[1] for s in self.scopes]
+        if keyword == 'fn':
+            inside = self.scopes[-1][2] if self.scopes else ''
+            kind = 'method' if inside in ('impl', 'trait') else 'function'
+        else:
+            kind = RUST_KINDS[keyword]
+        self.decls.append(Decl(scope_name(scope, name), kind, starts[1], end, body,
+                               keyword in RUST_SCOPES, has_body=body is not None))
+        if body and keyword in RUST_SCOPES:
+            self.scopes.append((body[1], name, keyword))
+        return stop + 1
+
+    def type_item(self, name, position, starts):
+        """Record a type alias `type Name = T;` (an associated type without '=' is none)."""
+        masked, pairs = self.masked, self.pairs
+        alias, angles = False, 0
+        while True:
+            match = RUST_SEMICOLON_STOP.search(masked, position)
+            if not match:
+                return position
+            char, start = match.group(), match.start()
+            position = start + 1
+            if char in '([{':
+                position = pairs.get(start, start) + 1
+            elif char == '<':
+                angles += 1
+            elif char == '>':
+                angles -= 1 if angles > 0 and masked[start - 1] not in '-=' else 0
+            elif char == '=':
+                alias = alias or (angles == 0 and masked[start + 1:start + 2] != '>')
+            else:
+                break
+        if alias:
+            scope = [s[1] for s in self.scopes]
+            self.decls.append(Decl(scope_name(scope, name), 'type', starts[1], start))
+        return position
+
+    def macro_item(self, name, position, starts):
+        """Record a macro_rules! definition: its braces, or its (...)/[...] and ';'."""
+        masked, pairs = self.masked, self.pairs
+        open_at = self.first_significant(position, len(masked))
+        if open_at not in pairs:
+            return position
+        end = pairs[open_at]
+        if masked[open_at] != '{':
+            after = self.first_significant(end + 1, len(masked))
+            if masked.startswith(';', after):
+                end = after
+        scope = [s[1] for s in self.scopes]
+        self.decls.append(Decl(scope_name(scope, name), 'macro', starts[1], end))
+        return end + 1
+
+    def impl_item(self, position, starts):
+        """Record an impl block, named by its self type, with its trait; open its scope."""
+        masked, pairs = self.masked, self.pairs
+        stop = self.header_end(position)
+        if stop is None or masked[stop] != '{' or stop not in pairs:
+            return position
+        header_start = position
+        if masked.startswith('<', self.first_significant(position, stop)):
+            header_start = self.angle_end(self.first_significant(position, stop), stop)
+        where = self.depth_zero(RUST_WHERE, header_start, stop)
+        type_end = where if where is not None else stop
+        trait_at = self.depth_zero(RUST_FOR, header_start, type_end)
+        trait = ''
+        type_start = header_start
+        if trait_at is not None:
+            trait = self.text[header_start:trait_at].strip().lstrip('!').strip()
+            type_start = trait_at + 3
+        name = self.type_name(type_start, type_end)
+        scope = [s[1] for s in self.scopes]
+        body = (stop, pairs[stop])
+        self.decls.append(Decl(scope_name(scope, name), 'impl', starts[1], body[1], body,
+                               True, trait=trait))
+        self.scopes.append((body[1], name, 'impl'))
+        return stop + 1
+
+    def angle_end(self, open_at, limit):
+        """Offset after the '>' that closes the '<' at open_at (before limit)."""
+        masked, depth, position = self.masked, 0, open_at
+        while position < limit:
+            char = masked[position]
+            if char in '([' and position in self.pairs:
+                position = self.pairs[position]
+            elif char == '<':
+                depth += 1
+            elif char == '>' and masked[position - 1] not in '-=':
+                depth -= 1
+                if depth == 0:
+                    return position + 1
+            position += 1
+        return limit
+
+    def depth_zero(self, pattern, start, end):
+        """Offset of the first match of pattern between start and end outside brackets
+        and angle brackets, or None."""
+        masked = self.masked
+        for match in pattern.finditer(masked, start, end):
+            segment = masked[start:match.start()]
+            opened = segment.count('<') - segment.count('>') + segment.count('->') + \
+                segment.count('=>')
+            if opened <= 0 and not self.bracketed(start, match.start()):
+                return match.start()
+        return None
+
+    def bracketed(self, start, offset):
+        """Whether offset is inside a (...) or [...] that opens after start."""
+        position = start
+        while position < offset:
+            char = self.masked[position]
+            if char in '([' and position in self.pairs:
+                if self.pairs[position] > offset:
+                    return True
+                position = self.pairs[position]
+            position += 1
+        return False
+
+    def type_name(self, start, end):
+        """The name the oracle gives an impl's self type: references and pointers
+        stripped, then the last path segment before generic arguments, else the text."""
+        masked = self.masked
+        while True:
+            reference = RUST_REFERENCE.match(masked, start, end)
+            if not reference or reference.end() == start:
+                break
+            start = reference.end()
+        start = self.first_significant(start, end)
+        stop = self.last_significant(end, start) + 1
+        path = RUST_PATH.match(masked, start, stop)
+        if path and path.group(1) not in RUST_TYPE_KEYWORDS:
+            tail = masked[path.end():stop].strip()
+            if not tail or tail.startswith('<'):
+                return self.last_segment(path.group())
+        return self.text[start:stop].strip() or '<impl>'
+
+    @staticmethod
+    def last_segment(path):
+        """The last segment of a path a::b::C."""
+        return path.split('::')[-1].strip()
+
+
+def rust_declarations(scanned):
+    """The Decls of a scanned Rust file, in order of their start."""
+    finder = RustFile(scanned)
+    finder.walk()
+    return sorted(finder.decls, key=lambda d: (d.start, -d.end))
+
+
+FINDERS = {'java': java_declarations, 'go': go_declarations,
+           'rust': rust_declarations}
 # --- Chunking: other text files, in line windows -----------------------------------
 
 MARKDOWN_HEADING = re.compile(r' {0,3}#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$')
