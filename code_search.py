@@ -737,15 +737,17 @@ class Scan(NamedTuple):
     comments: list       # (start, end) offsets of each comment
     line_starts: list    # offset of the first character of each line
     ok: bool             # every bracket closed, no string left open
+    literals: list = ()  # (start, end) of each string, template, regex and JSX element
 
 
 # Per language: line comment, whether block comments nest, the characters that start
 # strings, and extras: 'template' (JS backquote with ${}), 'raw' (Go backquote),
 # 'rust' (raw strings, lifetimes), 'textblock' (""" strings), 'kotlin' ($ templates),
-# 'regex' (JS regex literals), 'jsx'.
+# 'regex' (JS regex literals), 'jsx', 'backtick' (Kotlin `quoted names`: their insides
+# are blanked, the backquotes kept, so a `name with (` pairs no brackets).
 LEXERS = {
     'java': {'nested': False, 'features': {'char', 'textblock'}},
-    'kotlin': {'nested': True, 'features': {'char', 'textblock', 'kotlin'}},
+    'kotlin': {'nested': True, 'features': {'char', 'textblock', 'kotlin', 'backtick'}},
     'go': {'nested': False, 'features': {'char', 'raw'}},
     'rust': {'nested': True, 'features': {'rust'}},
     'javascript': {'nested': False, 'features': {'template', 'regex', 'jsx', 'squote'}},
@@ -754,7 +756,7 @@ LEXERS = {
 }
 SPECIAL = {
     'java': re.compile(r'["\'/(){}\[\]]'),
-    'kotlin': re.compile(r'["\'/(){}\[\]]'),
+    'kotlin': re.compile(r'["\'`/(){}\[\]]'),
     'go': re.compile(r'["\'`/(){}\[\]]'),
     'rust': re.compile(r'(?<![\w])b?r#*"|["\'/(){}\[\]]'),
     'javascript': re.compile(r'["\'`/(){}\[\]<]'),
@@ -770,11 +772,16 @@ TEMPLATE_PART = re.compile(r'(?:[^`\\$]|\\.|\$(?!\{))*', re.S)
 KOTLIN_STRING_PART = re.compile(r'(?:[^"\\$\n]|\\.|\$(?!\{))*', re.S)
 KOTLIN_RAW_PART = re.compile(r'(?:[^"$]|"(?!"")|\$(?!\{))*', re.S)
 REGEX_BODY = re.compile(r'(?:[^/\\\[\n]|\\.|\[(?:[^\]\\\n]|\\.)*\])+/[A-Za-z]*')
+REGEX_PARTS = re.compile(r'\\.|\[(?:[^\]\\]|\\.)*\]')
+CONTROL_HEADS = frozenset('if while for with'.split())
 REGEX_KEYWORDS = frozenset('return typeof case in of delete void throw new else do yield '
                            'await instanceof'.split())
 WORD_BEFORE = re.compile(r'[\w$]+$')
+WORD_WINDOW = 64         # longest word previous_significant looks back for
 JSX_START = re.compile(r'<(?:[A-Za-z][\w.:-]*|>)')
 JSX_AFTER = frozenset('(,=:?&|!{[;}>') | {''}
+MAX_JSX_DEPTH = 100     # JSX elements in {expressions} of JSX deeper than this are code
+GENERIC_ARROW = re.compile(r'<\s*[A-Za-z_$][\w$]*\s*(?:,|extends\b)')
 
 
 def line_starts_of(text):
@@ -788,6 +795,8 @@ def line_of(scan, offset):
 
 def blank(text):
     """Spaces in place of every character but line breaks."""
+    if '\n' not in text:
+        return ' ' * len(text)
     return '\n'.join(' ' * len(part) for part in text.split('\n'))
 
 
@@ -801,7 +810,7 @@ def previous_significant(text, position):
         return '', ''
     char = text[i]
     if char.isalnum() or char in '_$':
-        word = WORD_BEFORE.search(text, 0, i + 1)
+        word = WORD_BEFORE.search(text, max(0, i - WORD_WINDOW), i + 1)
         return char, word.group() if word else char
     return char, ''
 
@@ -821,6 +830,8 @@ class Scanning(NamedTuple):
     comments: list       # (start, end) of comments
     pairs: dict          # opener offset -> closer offset
     problems: list       # offsets where the scan lost the thread
+    literals: list       # (start, end) of strings, templates, regex literals, JSX
+    closed_parens: dict  # offset of each ')' -> offset of its '('
 
 
 def scan(text, language):
@@ -828,15 +839,16 @@ def scan(text, language):
     literals, JSX text and comments, and pair brackets.  A wrong guess where the
     grammar is ambiguous (regex against division, < of JSX against less-than) is
     confined to its line: a regex literal or a string must close on the line it starts."""
-    found = Scanning(text, language, [], [], {}, [])
+    found = Scanning(text, language, [], [], {}, [], [], {})
     scan_code(found, 0, False)
     return Scan(text, mask(text, found.blanks), found.pairs, found.comments,
-                line_starts_of(text), not found.problems)
+                line_starts_of(text), not found.problems, sorted(found.literals))
 
 
-def scan_code(found, position, one_brace):
+def scan_code(found, position, one_brace, level=0):
     """Scan code from position to the end of the text, or, when one_brace, to just
-    after the '}' that closes the '{' at position - 1.  Returns where it stopped."""
+    after the '}' that closes the '{' at position - 1.  Returns where it stopped.
+    level counts the JSX elements it is inside."""
     text, language = found.text, found.language
     features, nested = LEXERS[language]['features'], LEXERS[language]['nested']
     special, blanks, pairs = SPECIAL[language], found.blanks, found.pairs
@@ -853,14 +865,17 @@ def scan_code(found, position, one_brace):
             stack.append((char, start))
         elif char in ')]}':
             if char == '}' and stack and stack[-1][0] in ('`', '"', '"""'):
-                kind, _ = stack.pop()
-                position = resume_string(found, stack, kind, start, position)
+                kind, origin = stack.pop()
+                position = resume_string(found, stack, kind, start, position, origin)
                 continue
             opener = CLOSERS[char]
             for depth in range(len(stack) - 1, -1, -1):
                 if stack[depth][0] == opener:
                     del stack[depth + 1:]
-                    pairs[stack.pop()[1]] = start
+                    opened = stack.pop()[1]
+                    pairs[opened] = start
+                    if char == ')':
+                        found.closed_parens[start] = opened
                     break
                 if stack[depth][0] in ('`', '"', '"""'):
                     found.problems.append(start)
@@ -896,10 +911,12 @@ def scan_code(found, position, one_brace):
                 blanks.append((start, position))
             elif 'regex' in features:
                 previous, word = previous_significant(text, start)
-                if (not word and previous in '(,=:[!&|?{};+-*%<>~^') or word in REGEX_KEYWORDS:
+                if (not word and previous in '(,=:[!&|?{};+-*%<>~^') or word in REGEX_KEYWORDS \
+                        or (previous == ')' and after_control_head(found, start)):
                     body = REGEX_BODY.match(text, start + 1)
-                    if body:
+                    if body and balanced_regex(body.group()):
                         blanks.append((start, body.end()))
+                        found.literals.append((start, body.end()))
                         position = body.end()
         elif char == '"':
             if 'textblock' in features and text.startswith('"""', start):
@@ -911,17 +928,20 @@ def scan_code(found, position, one_brace):
                     found.problems.append(start)
                 position = end.end() if end else length
                 blanks.append((start, position))
+                found.literals.append((start, position))
             elif 'kotlin' in features:
                 position = resume_string(found, stack, '"', start, start + 1)
             else:
                 end = STRING_END['rust' if 'rust' in features else '"'].match(text, start + 1)
                 position = end.end() if end else line_end(text, start)
                 blanks.append((start, position))
+                found.literals.append((start, position))
         elif char == "'":
             if 'squote' in features:
                 end = STRING_END["'"].match(text, start + 1)
                 position = end.end() if end else line_end(text, start)
                 blanks.append((start, position))
+                found.literals.append((start, position))
             elif 'rust' in features:
                 end = RUST_CHAR.match(text, start)
                 if end:      # else a lifetime or a loop label ('a): left as it is
@@ -932,19 +952,26 @@ def scan_code(found, position, one_brace):
                 position = end.end() if end else start + 1
                 blanks.append((start, position))
         elif char == '`':
-            if 'raw' in features:
+            if 'backtick' in features:
+                end = text.find('`', start + 1, line_end(text, start))
+                if end >= 0:
+                    blanks.append((start + 1, end))
+                    position = end + 1
+            elif 'raw' in features:
                 end = text.find('`', start + 1)
                 if end < 0:
                     found.problems.append(start)
                 position = length if end < 0 else end + 1
                 blanks.append((start, position))
+                found.literals.append((start, position))
             else:
                 position = resume_string(found, stack, '`', start, start + 1)
         elif char == '<':
             previous, word = previous_significant(text, start)
             if ((previous in JSX_AFTER and not word) or word == 'return') \
-                    and JSX_START.match(text, start):
-                position = skip_jsx(found, start)
+                    and JSX_START.match(text, start) and not GENERIC_ARROW.match(text, start) \
+                    and level < MAX_JSX_DEPTH:
+                position = skip_jsx(found, start, level + 1)
         else:   # a Rust raw or byte raw string: r"...", r#"..."#, br#"..."#
             hashes = match.group().count('#')
             end = text.find('"' + '#' * hashes, match.end())
@@ -952,9 +979,32 @@ def scan_code(found, position, one_brace):
                 found.problems.append(start)
             position = length if end < 0 else end + 1 + hashes
             blanks.append((start, position))
+            found.literals.append((start, position))
     if stack:
         found.problems.append(length)
     return length
+
+
+def balanced_regex(body):
+    """Whether body (what follows a '/' up to a second '/' on its line, and flags)
+    can be a regex literal's: its groups balance.  When they do not, the '/' is a
+    division, and taking it for a regex would have cost more than its line."""
+    depth = 0
+    for char in REGEX_PARTS.sub('', body):
+        if char in '()':
+            depth += 1 if char == '(' else -1
+            if depth < 0:
+                return False
+    return depth == 0
+
+
+def after_control_head(found, slash):
+    """Whether the ')' before the '/' at slash closes the head of an if, while, for or
+    with statement (where a statement, so a regex literal, starts)."""
+    close = found.text.rindex(')', 0, slash)
+    opener = found.closed_parens.get(close)
+    return opener is not None and previous_significant(found.text, opener)[1] in \
+        CONTROL_HEADS
 
 
 def line_end(text, position):
@@ -962,11 +1012,12 @@ def line_end(text, position):
     return len(text) if end < 0 else end
 
 
-def resume_string(found, stack, kind, start, position):
+def resume_string(found, stack, kind, start, position, origin=None):
     """Go on with a template (kind '`') or a Kotlin string ('"' or triple quotes) from
-    position; returns the position after it, or, at a ${, pushes it on the stack and
-    returns the position after the '${'."""
+    position; returns the position after it, or, at a ${, pushes it on the stack (with
+    origin, where the whole string starts) and returns the position after the '${'."""
     text, length, blanks = found.text, len(found.text), found.blanks
+    origin = start if origin is None else origin
     if kind == '`':
         position = TEMPLATE_PART.match(text, position).end()
     elif kind == '"':
@@ -975,7 +1026,7 @@ def resume_string(found, stack, kind, start, position):
         position = KOTLIN_RAW_PART.match(text, position).end()
     if text.startswith('${', position):
         blanks.append((start, position + 2))
-        stack.append((kind, position + 1))
+        stack.append((kind, origin))
         return position + 2
     if kind == '"""':
         end = text.find('"""', position)
@@ -987,10 +1038,11 @@ def resume_string(found, stack, kind, start, position):
     else:
         end = min(position + 1, length)
     blanks.append((start, end))
+    found.literals.append((origin, end))
     return end
 
 
-def skip_jsx(found, start):
+def skip_jsx(found, start, level=1):
     """The position after the JSX element that starts at start (a tag or a fragment):
     its text and attributes are blanked, the code in its {braces} is scanned as code.
     When what follows is not markup after all, a less-than: start + 1."""
@@ -1000,7 +1052,7 @@ def skip_jsx(found, start):
     def expression(position):       # {code}: blank up to it, scan it, go on after it
         nonlocal mark
         spans.append((mark, position + 1))
-        end = scan_code(found, position + 1, True)
+        end = scan_code(found, position + 1, True, level)
         spans.append((end - 1, end))
         mark = end
         return end
@@ -1026,6 +1078,7 @@ def skip_jsx(found, start):
             position = JSX_TEXT.match(text, position).end()
     spans.append((mark, position))
     found.blanks.extend(spans)
+    found.literals.append((start, position))
     return position
 
 
@@ -1910,8 +1963,1747 @@ def rust_declarations(scanned):
     return sorted(finder.decls, key=lambda d: (d.start, -d.end))
 
 
-FINDERS = {'java': java_declarations, 'go': go_declarations,
-           'rust': rust_declarations}
+# --- Chunking: Kotlin ----------------------------------------------------------------
+# Kotlin has no semicolons, declarations without bodies (`data class P(val x: Int)`,
+# `object O`) and expression bodies that span lines, so this finder does not walk brace
+# blocks: it finds each declaration keyword, reads its header forward and its
+# annotations and modifiers backward, and ends an expression where tree-sitter-kotlin
+# puts an automatic semicolon.
+
+# A declaration keyword, not part of a name (x.object, `fun`, @constructor).  Written
+# as "one of its first letters, then the rest" because a leading character set lets the
+# regex engine skip ahead fast; a plain alternation is three times slower.
+KOTLIN_KEYWORD = re.compile(r'[fciot](?<![\w`@.$][fciot])(?:(?<=f)un|(?<=c)lass|(?<=i)nterface'
+                     r'|(?<=o)bject|(?<=t)ypealias|(?<=c)onstructor)(?![\w`])')
+KOTLIN_INTERFACE_AT = re.compile(r'interface(?!\w)')
+KOTLIN_IDENT_AT = re.compile(r'\s*(`[^`\n]*`|[^\W\d]\w*)')
+KOTLIN_SPACE_AT = re.compile(r'\s*')
+KOTLIN_SIGNATURE_TOKEN = re.compile(r'\s*(?:(`[^`\n]*`|[^\W\d]\w*)|(\?\.|[.?<(]))')
+KOTLIN_EXTENT_STOPS = re.compile(r'[\n;=(){}\[\]]')
+KOTLIN_ANGLES = re.compile(r'->|[<>(){};=]')
+KOTLIN_ANGLES_REACH = 400
+KOTLIN_WORD_END = re.compile(r'\w+\Z')
+KOTLIN_MODIFIER_WORD = re.compile(r'(?<![@\w.:])\w+')
+KOTLIN_ANNOTATION_NAME_CHAR = re.compile(r'[\w.:`]')
+KOTLIN_MODIFIERS = frozenset('''public private protected internal open final abstract sealed data
+enum annotation inner value companion override lateinit const inline noinline crossinline
+reified tailrec operator infix external suspend expect actual vararg'''.split())
+# Line-final characters and words after which an expression or header must go on.
+KOTLIN_DANGLING_CHARS = frozenset(',.:=([{<*/%&|')
+KOTLIN_DANGLING_WORDS = frozenset('else in is as by where try finally do'.split())
+# Heads of (...) after which a newline does not end the statement: if (c)\n body.
+KOTLIN_CONDITION_WORDS = frozenset({'if', 'while', 'for'})
+# A line starting with one of these continues the previous one (fwcd's scanner; catch
+# and finally because a try cannot end before them).
+KOTLIN_CONTINUING_CHARS = frozenset(',.:*%><={[(?|&/')
+KOTLIN_CONTINUING_WORDS = re.compile(r'(?:else|catch|finally|where)(?!\w)|in(?![^\W\d_])')
+KOTLIN_FUNCTION_KINDS = frozenset({'function', 'method', 'constructor'})
+KOTLIN_KINDS = {'interface': 'interface', 'enum': 'enum', 'annotation': 'annotation'}
+
+
+class KotlinScope(NamedTuple):
+    """A declaration whose body names what is declared inside it."""
+    end: int             # offset of the body's last character
+    name: str
+    is_class: bool       # class-like (its functions are methods)
+
+
+class KotlinExtent(NamedTuple):
+    """Where a header or expression stops: its last character, and the offset of the
+    '{' of a body or of the '=' of an expression body that follows it, if any."""
+    last: int
+    brace: int = -1
+    equals: int = -1
+
+
+class KotlinFile:
+    """The Kotlin finder's state for one file."""
+
+    def __init__(self, scanned):
+        self.text, self.masked, self.pairs = scanned.text, scanned.masked, scanned.pairs
+        self.closers = {c: o for o, c in scanned.pairs.items()}
+        self.comments = sorted(scanned.comments)
+        self.comment_starts = [start for start, _ in self.comments]
+        self.long_literals = [(start, end) for start, end in scanned.literals
+                              if self.text.find('\n', start, end) >= 0]
+        self.long_literal_starts = [start for start, _ in self.long_literals]
+        self.decls = []
+        self.scopes = []
+        self.header_end = -1
+
+    def find(self):
+        """Every declaration, in the order of their keywords."""
+        for match in KOTLIN_KEYWORD.finditer(self.masked):
+            offset = match.start()
+            while self.scopes and self.scopes[-1].end < offset:
+                self.scopes.pop()
+            if offset < self.header_end:
+                continue
+            getattr(self, 'read_' + match.group())(offset)
+        return self.decls
+
+    # --- backward: annotations and modifiers ---------------------------------------
+
+    def declaration_start(self, keyword, allow_fun=False):
+        """The offset of the first annotation or modifier of the declaration whose
+        keyword is at keyword; an earlier line counts only when it holds nothing else."""
+        masked = self.masked
+        start = committed = position = keyword
+        own_line = True
+        while True:
+            line_start = masked.rfind('\n', 0, position) + 1
+            i = line_start + len(masked[line_start:position].rstrip()) - 1
+            if i < line_start:
+                if line_start == 0:
+                    return start
+                committed, own_line, position = start, False, line_start - 1
+                continue
+            if masked[i] in '{;}':
+                return start
+            token = self.modifier_before(i, allow_fun)
+            if token is None:
+                return start if own_line else committed
+            start = position = token
+
+    def modifier_before(self, i, allow_fun):
+        """The start of the annotation or modifier that ends at offset i, or None."""
+        masked = self.masked
+        char = masked[i]
+        if char in ')]':
+            opener = self.closers.get(i)
+            return None if opener is None else self.annotation_start(opener, char == ']')
+        word = KOTLIN_WORD_END.search(masked, max(0, i - 60), i + 1)
+        if not word:
+            return None
+        before = masked[word.start() - 1] if word.start() else ' '
+        if before in '@.:`' or before.isalnum() or before == '_':
+            return self.annotation_start(i + 1, False)
+        if word.group() in KOTLIN_MODIFIERS or (allow_fun and word.group() == 'fun'):
+            return word.start()
+        return None
+
+    def annotation_start(self, end, bracketed):
+        """The offset of the '@' of an annotation whose name ends at end (@Name,
+        @a.b.Name, @get:Name, and @[...] when bracketed), or None; file annotations
+        (@file:...) belong to no declaration."""
+        masked = self.masked
+        k = end
+        while k > 0 and end - k < 200 and KOTLIN_ANNOTATION_NAME_CHAR.match(masked, k - 1):
+            k -= 1
+        if k == 0 or masked[k - 1] != '@' or (k == end and not bracketed):
+            return None
+        if k >= 2 and (masked[k - 2].isalnum() or masked[k - 2] == '_'):
+            return None     # a label or this@Outer
+        return None if masked.startswith('file:', k) else k - 1
+
+    def words_between(self, start, end):
+        """The modifier words between a declaration's start and its keyword."""
+        return set(KOTLIN_MODIFIER_WORD.findall(self.masked, start, end)) & KOTLIN_MODIFIERS
+
+    # --- forward: headers and expressions ------------------------------------------
+
+    def extent(self, position, header):
+        """Where the header (header=True: it stops before a '{' body or an '=') or the
+        expression starting at position ends, skipping bracketed parts."""
+        masked, pairs = self.masked, self.pairs
+        last = position - 1
+        while True:
+            match = KOTLIN_EXTENT_STOPS.search(masked, position)
+            stop = match.start() if match else len(masked)
+            last = max(last, self.last_solid(position, stop))
+            if not match:
+                return KotlinExtent(last)
+            char = masked[stop]
+            if char == '{' and header:
+                return KotlinExtent(last, brace=stop) if stop in pairs else KotlinExtent(last)
+            if char in '([{':
+                close = pairs.get(stop)
+                if close is None:
+                    return KotlinExtent(last)
+                last, position = close, close + 1
+            elif char == '=':
+                if header and masked[stop + 1:stop + 2] != '=' and masked[stop - 1] not in '=!<>':
+                    return KotlinExtent(last, equals=stop)
+                last, position = stop, stop + 1
+            elif char == '\n' and self.literal_end(stop):
+                position = self.literal_end(stop)
+                last = position - 1
+            elif char == '\n' and self.continues(last, stop):
+                position = stop + 1
+            else:
+                return KotlinExtent(last)
+
+    def literal_end(self, offset):
+        """The end of the multi-line string that offset is inside, or 0."""
+        place = bisect.bisect_right(self.long_literal_starts, offset) - 1
+        if place >= 0 and self.long_literals[place][1] > offset:
+            return self.long_literals[place][1]
+        return 0
+
+    def last_solid(self, position, stop):
+        """The offset of the last character in [position, stop) that is code or part
+        of a string (strings are blank in the masked text, comments do not count), or
+        -1."""
+        while stop > position:
+            code = len(self.masked[position:stop].rstrip()) + position - 1
+            solid = len(self.text[position:stop].rstrip()) + position - 1
+            if solid <= code:
+                return code if code >= position else -1
+            place = bisect.bisect_right(self.comment_starts, solid) - 1
+            if place < 0 or self.comments[place][1] <= solid:
+                return solid
+            stop = max(self.comments[place][0], position)
+        return -1
+
+    def continues(self, last, newline):
+        """Whether a statement whose last character so far is at last goes on after the
+        newline at newline: an unfinished line, or a next line that fwcd's scanner
+        joins to it (starting with an operator, '.', '(', '{', else, ...)."""
+        masked = self.masked
+        following = KOTLIN_SPACE_AT.match(masked, newline).end()
+        if following >= len(masked) or last < 0:
+            return False
+        if self.dangling(last):
+            return True
+        char = masked[following]
+        if char in KOTLIN_CONTINUING_CHARS:
+            return True
+        if char in '+-':
+            after = masked[following + 1:following + 2]
+            return after != char and not after.isdigit()
+        if char == '!':
+            return masked.startswith('=', following + 1)
+        return bool(KOTLIN_CONTINUING_WORDS.match(masked, following))
+
+    def dangling(self, last):
+        """Whether the line ending at last cannot end a statement (a binary operator,
+        a comma, '->', else, if (...), an annotation of the expression that follows)."""
+        masked = self.masked
+        char = masked[last]
+        if char in KOTLIN_DANGLING_CHARS:
+            return True
+        if char in '+-!':
+            return masked[last - 1:last] != char
+        if char == '>':
+            return masked[last - 1:last] == '-'
+        if char == ')':
+            opener = self.closers.get(last)
+            if opener is None:
+                return False
+            word = KOTLIN_WORD_END.search(masked[max(0, opener - 20):opener].rstrip())
+            return bool(word) and word.group() in KOTLIN_CONDITION_WORDS or \
+                self.annotation_start(opener, False) is not None
+        word = KOTLIN_WORD_END.search(masked, max(0, last - 20), last + 1)
+        return bool(word) and (word.group() in KOTLIN_DANGLING_WORDS or
+                               self.annotation_start(last + 1, False) is not None)
+
+    def skip_angles(self, position):
+        """The offset after the <...> at position, or -1 when it does not close within
+        KOTLIN_ANGLES_REACH characters (which keeps a run of unclosed '<' linear)."""
+        masked, depth, limit = self.masked, 0, position + KOTLIN_ANGLES_REACH
+        while True:
+            match = KOTLIN_ANGLES.search(masked, position, limit)
+            if not match or match.group() in ('{', '}', ';', '=', ')'):
+                return -1
+            token, position = match.group(), match.end()
+            if token == '(':
+                close = self.pairs.get(match.start())
+                if close is None:
+                    return -1
+                position = close + 1
+            elif token == '<':
+                depth += 1
+            elif token == '>':
+                depth -= 1
+                if depth == 0:
+                    return position
+
+    def body_of(self, extent):
+        """(end offset, body region (first, last) or None) of a declaration whose
+        header stopped at extent: a '{...}' body, an '= expression' or none."""
+        if extent.brace >= 0:
+            close = self.pairs[extent.brace]
+            return close, (extent.brace, close)
+        if extent.equals >= 0:
+            last = self.extent(extent.equals + 1, False).last
+            return last, (extent.equals + 1, last)
+        return extent.last, None
+
+    # --- declarations --------------------------------------------------------------
+
+    def add(self, name, kind, start, end, region, **fields):
+        """Record a declaration, named after the enclosing scopes, and open its scope."""
+        symbol = '.'.join([s.name for s in self.scopes] + [name])
+        body = region if region and self.masked.startswith('{', region[0]) else None
+        self.decls.append(Decl(symbol, kind, start, end, body, region is not None, **fields))
+        self.header_end = region[0] if region else end + 1
+        if region:
+            self.scopes.append(KotlinScope(region[1], name, kind not in KOTLIN_FUNCTION_KINDS))
+
+    def in_class(self):
+        """Whether the innermost scope is a class, object or interface body."""
+        return bool(self.scopes) and self.scopes[-1].is_class
+
+    def read_fun(self, keyword):
+        """fun [<T>] [Receiver.]name(...) [: Type] [where ...] [{...} | = expr]."""
+        masked = self.masked
+        position = KOTLIN_SPACE_AT.match(masked, keyword + 3).end()
+        if KOTLIN_INTERFACE_AT.match(masked, position):
+            return
+        if masked.startswith('<', position):
+            position = self.skip_angles(position)
+            if position < 0:
+                return
+        signature = self.signature(position)
+        if not signature:
+            return
+        name, name_start, receiver_end, params = signature
+        receiver = self.text[position:receiver_end].strip() if receiver_end > position else ''
+        start = self.declaration_start(keyword)
+        end, region = self.body_of(self.extent(params + 1, True))
+        kind = 'method' if self.in_class() else 'function'
+        self.add(name, kind, start, end, region, receiver=receiver, has_body=region is not None)
+
+    def signature(self, position):
+        """(name, name offset, end of the receiver, offset of the parameters' ')') of
+        the [Receiver.]name( that starts at position, or None (an anonymous fun)."""
+        masked, name, receiver_end = self.masked, None, position
+        while True:
+            token = KOTLIN_SIGNATURE_TOKEN.match(masked, position)
+            if not token:
+                return None
+            position = token.end()
+            if token.group(1):
+                name = token.start(1)
+                continue
+            symbol, at = token.group(2), token.start(2)
+            if symbol == '(':
+                close = self.pairs.get(at)
+                if close is None:
+                    return None
+                after = KOTLIN_SPACE_AT.match(masked, close + 1).end()
+                if not masked.startswith(('.', '?.'), after):
+                    return None if name is None else (
+                        self.text[name:at].rstrip(), name, receiver_end, close)
+                position = close + 1
+            elif symbol == '<':
+                position = self.skip_angles(at)
+                if position < 0:
+                    return None
+            elif symbol != '?':
+                receiver_end = at + len(symbol) - 1     # String?.f keeps the '?'
+            name = None
+
+    def read_class(self, keyword):
+        """[modifiers] class NAME [<T>] [ctor] [: supertypes] [{...}], not X::class."""
+        if self.masked[keyword - 2:keyword] == '::':
+            return
+        self.read_type(keyword, keyword + 5, 'class')
+
+    def read_interface(self, keyword):
+        """[modifiers] [fun] interface NAME [<T>] [: supertypes] [{...}]."""
+        self.read_type(keyword, keyword + 9, 'interface')
+
+    def read_type(self, keyword, after, word):
+        """A class or interface declaration whose keyword (word) ends at after."""
+        name = KOTLIN_IDENT_AT.match(self.masked, after)
+        if not name:
+            return
+        start = self.declaration_start(keyword, allow_fun=word == 'interface')
+        modifiers = self.words_between(start, keyword)
+        kind = KOTLIN_KINDS.get(word) or next((KOTLIN_KINDS[m] for m in ('enum', 'annotation')
+                                        if m in modifiers), 'class')
+        end, region = self.body_of(self.extent(name.end(), True)._replace(equals=-1))
+        self.add(self.text[name.start(1):name.end()], kind, start, end, region)
+
+    def read_object(self, keyword):
+        """object NAME ..., companion object [NAME] ..., or an object literal (an
+        anonymous scope, not a definition)."""
+        masked = self.masked
+        name = KOTLIN_IDENT_AT.match(masked, keyword + 6)
+        start = self.declaration_start(keyword)
+        extent = self.extent(name.end() if name else keyword + 6, True)._replace(equals=-1)
+        end, region = self.body_of(extent)
+        if name:
+            self.add(self.text[name.start(1):name.end()], 'object', start, end, region)
+        elif 'companion' in self.words_between(start, keyword):
+            self.add('Companion', 'object', start, end, region)
+        elif region:
+            self.header_end = region[0]
+            self.scopes.append(KotlinScope(region[1], '<anonymous>', True))
+
+    def read_typealias(self, keyword):
+        """typealias NAME [<T>] = type."""
+        name = KOTLIN_IDENT_AT.match(self.masked, keyword + 9)
+        if not name:
+            return
+        extent = self.extent(name.end(), True)._replace(brace=-1)
+        end, _ = self.body_of(extent)
+        self.add(self.text[name.start(1):name.end()], 'type', self.declaration_start(keyword),
+                 end, None)
+
+    def read_constructor(self, keyword):
+        """A secondary constructor in a class body: constructor(...) [: this(...)] [{...}],
+        named after its class."""
+        masked = self.masked
+        paren = KOTLIN_SPACE_AT.match(masked, keyword + 11).end()
+        if not self.in_class() or not masked.startswith('(', paren) or paren not in self.pairs:
+            return
+        extent = self.extent(self.pairs[paren] + 1, True)._replace(equals=-1)
+        end, region = self.body_of(extent)
+        region = region or (keyword + 11, end)
+        self.add(self.scopes[-1].name, 'constructor', self.declaration_start(keyword), end,
+                 region)
+
+
+
+def kotlin_declarations(scanned):
+    """The Decls of a scanned Kotlin file, outer before inner."""
+    decls = KotlinFile(scanned).find()
+    return sorted(decls, key=lambda d: (d.start, -d.end))
+
+
+# --- Chunking: JavaScript and TypeScript, tokens --------------------------------------
+# Definitions named as the tree-sitter grammars name them: functions, classes and their
+# members, functions bound to names (const f = () => ..., X.prototype.m = function,
+# obj = {key() {}}), TS interfaces, type aliases, enums and namespaces.  The finder
+# works on the scanner's masked text, its bracket pairs and its literal spans.
+
+JS_IDENT_START = re.compile(r'[^\W\d]|\$')
+JS_TOKEN = re.compile(r'\s*(?:(?P<lit>\0)|(?P<word>#?(?:[^\W\d]|\$)[\w$]*)|(?P<num>\.?\d[\w.]*)'
+                   r'|(?P<punct>=>|\.\.\.|\?\.(?!\d)|[=!]==?|&&|\|\||\?\?|\+\+|--'
+                   r'|[-+*/%&|^<>]=|\S))')
+JS_NONSPACE = re.compile(r'\S')
+JS_ASYNC_GENERIC = re.compile(r'async\s*<')
+JS_FUNCTION_START = re.compile(r'async\b|function\b|[(<]|(?:[^\W\d]|\$)[\w$]*\s*=>')
+JS_DECORATOR_TAIL = re.compile(r'@\s*[\w$]+(?:\s*\.\s*[\w$]+)*\s*\Z')
+JS_ASSIGNED_TAIL = re.compile(r'(?<![\w$.#])((?:this|(?:[^\W\d]|\$)[\w$]*)'
+                           r'(?:\s*\.\s*#?(?:[^\W\d]|\$)[\w$]*)*)\s*\Z')
+JS_CASE_CLAUSE = re.compile(r'(?<![\w$.])(?:case\s[^?]*|default\s*)\Z')
+JS_ANCHOR_WORDS = ('function', 'class', 'const', 'let', 'var', 'interface', 'enum',
+                'namespace', 'module', 'type')
+JS_LITERAL_MARK = '\0'      # stands for a literal's first character in JsFile.marked
+JS_EXPRESSION_EVENT = re.compile(r'[,;)\]}(\[{\n\0]')
+JS_ANGLE_EVENT = re.compile(r'=>|&&|\|\||[<>()\[\]{};]')
+
+JS_KEYWORDS = frozenset('''if for while switch catch with return typeof instanceof in of new
+delete void throw case do else function class const let var await yield import export
+super this'''.split())
+JS_OBJECT_AFTER_WORDS = frozenset('return default yield await typeof void delete throw in of '
+                               'case new extends'.split())
+JS_OBJECT_AFTER_CHARS = frozenset('=(,[?:&|!+-*%~^<>')
+JS_LABEL_AFTER_WORDS = frozenset(('else', 'do'))
+JS_TYPE_AFTER_WORDS = frozenset('as satisfies keyof'.split())
+JS_TYPE_PREFIX_WORDS = frozenset('typeof keyof readonly unique infer asserts new abstract'.split())
+JS_MEMBER_MODIFIERS = frozenset('''static public private protected readonly abstract override
+declare async get set accessor'''.split())
+JS_OBJECT_MODIFIERS = frozenset('get set async'.split())
+JS_INTERFACE_MODIFIERS = frozenset('readonly get set'.split())
+JS_NAME_FOLLOWERS = frozenset('( = ; : ? ! < } ,'.split())
+JS_CONTINUE_WORDS = frozenset('instanceof in of typeof new delete void await as satisfies '
+                           'extends keyof'.split())
+JS_NEXT_LINE_CONTINUES = frozenset(',.:;*%><=[(?^|&/')
+JS_PREFIX_WORDS = frozenset('export default declare'.split())
+JS_CLASS_PREFIX_WORDS = JS_PREFIX_WORDS | {'abstract'}
+JS_ENUM_PREFIX_WORDS = JS_PREFIX_WORDS | {'const'}
+JS_CONDITIONAL_TYPE = 'extends'
+JS_MAX_BACK = 400          # how far back a return type or type parameters may reach
+JS_MAX_NESTING = 100       # blocks nested_walker deeper than this are not walked
+JS_BODILESS = 'bodiless'   # the body of a signature, for JsFile.emit
+
+
+class JsToken(NamedTuple):
+    """One token of the masked text: kind is word, num, punct, lit (a string, template,
+    regex or JSX element, blank in the masked text) or eof."""
+    kind: str
+    start: int
+    end: int
+    text: str
+
+
+class JsFunction(NamedTuple):
+    """A function or arrow function found at a position: where it starts (async,
+    function, type parameters or parameters) and where its parameters start, its own
+    name, its body block or the span of its expression body, and the offset of its
+    last character."""
+    start: int
+    parameters: int
+    name: str
+    arrow: bool
+    body: object        # the Block of its braces, or None
+    expression: tuple   # (start, end) of an arrow's expression body, or None
+    end: int
+
+
+class JsDeclarator(NamedTuple):
+    """One declarator of a const/let/var declaration: its name ('' for a destructuring
+    pattern), offsets of the name, of its type annotation and value (spans, or None),
+    and of its last character."""
+    name: str
+    start: int
+    annotation: tuple
+    value: tuple
+    end: int
+
+
+class JsRegion(NamedTuple):
+    """Code being walked: the text of block between offsets low and high; head when
+    it is a function's parameters (where a = f is a default value, not an assignment)."""
+    block: object
+    low: int
+    high: int
+    head: bool
+
+
+class JsBinding(NamedTuple):
+    """What a function or class value is assigned to: a dotted path (['this', 'x'],
+    ['X', 'prototype', 'm']) or ['default'] for export default; start is where the
+    definition then starts, statement whether it is a whole expression statement."""
+    parts: list
+    start: int
+    statement: bool
+
+
+def nested_walker(walker):
+    """Run a walker one level of nesting deeper; past JS_MAX_NESTING levels it does
+    nothing (definitions that deep are not worth a stack overflow)."""
+    def run(self, *args):
+        if self.nesting >= JS_MAX_NESTING:
+            return
+        self.nesting += 1
+        try:
+            walker(self, *args)
+        finally:
+            self.nesting -= 1
+    run.__name__, run.__doc__ = walker.__name__, walker.__doc__
+    return run
+
+
+def literals_marked(masked, starts):
+    """masked with JS_LITERAL_MARK at each literal's first character, so that a search
+    for the next token finds literals too."""
+    pieces, position = [], 0
+    for start in starts:
+        pieces.append(masked[position:start])
+        pieces.append(JS_LITERAL_MARK)
+        position = start + 1
+    pieces.append(masked[position:])
+    return ''.join(pieces)
+
+
+def anchors_of(masked):
+    """{offset: word} of the keywords the code walker stops at (JS_ANCHOR_WORDS, not
+    part of a longer name nor a property) and of every '=>'.  str.find is much faster
+    than a regular expression with alternatives here."""
+    found = {}
+    position = masked.find('=>')
+    while position >= 0:
+        found[position] = '=>'
+        position = masked.find('=>', position + 2)
+    for word in JS_ANCHOR_WORDS:
+        position = masked.find(word)
+        while position >= 0:
+            end = position + len(word)
+            if (position == 0 or not is_name_char(masked[position - 1], '.#')) and \
+                    (end == len(masked) or not is_name_char(masked[end], '')):
+                found[position] = word
+            position = masked.find(word, end)
+    return found
+
+
+def is_name_char(char, others):
+    """Whether char can be part of an identifier (or is one of others)."""
+    return char.isalnum() or char in '_$' or char in others
+
+
+def names_of(scope):
+    """The names in a scope ((name, kind) pairs, outermost first)."""
+    return [name for name, _ in scope]
+
+
+class JsReader:
+    """The JavaScript/TypeScript finder's state for one file, and how it reads
+    tokens, brackets, types and expressions."""
+
+    def __init__(self, scanned):
+        self.root = block_tree(scanned)
+        self.text, self.masked, self.pairs = scanned.text, scanned.masked, scanned.pairs
+        self.closers = {close: opener for opener, close in self.pairs.items()}
+        self.literal_end = {}
+        for start, end in scanned.literals:
+            self.literal_end.setdefault(start, end)
+        self.marked = literals_marked(self.masked, sorted(self.literal_end))
+        self.literal_ends = sorted(end for _, end in scanned.literals)
+        self.anchor_words = anchors_of(self.masked)
+        self.anchors = sorted(self.anchor_words)
+        self.blocks = {}
+        self.child_opens = {}
+        self.index_blocks(self.root)
+        self.decls = []
+        self.declarator_values = set()      # where each declarator's value starts
+        self.nesting = 0                    # how many walkers are running
+
+    def index_blocks(self, root):
+        """Map each block's opening offset to the block, and to its children's openings."""
+        stack = [root]
+        while stack:
+            block = stack.pop()
+            self.blocks[block.open] = block
+            self.child_opens[block.open] = [child.open for child in block.children]
+            stack.extend(block.children)
+
+    # --- tokens ------------------------------------------------------------------------
+
+    def after(self, position):
+        """The offset of the first non-space character or literal at or after position."""
+        match = JS_NONSPACE.search(self.marked, position)
+        return match.start() if match else len(self.masked)
+
+    def before(self, position):
+        """The offset of the last non-space character before position, or -1; a
+        literal's last character counts (it is a blank in the masked text)."""
+        index = bisect.bisect_right(self.literal_ends, position) - 1
+        literal = self.literal_ends[index] - 1 if index >= 0 else -1
+        size = 64
+        while True:
+            low = max(0, position - size, literal + 1)
+            chunk = self.masked[low:position].rstrip()
+            if chunk:
+                return low + len(chunk) - 1
+            if low <= literal + 1:
+                return literal
+            size *= 4
+
+    def token(self, position, limit):
+        """The token at or after position (a literal counts as one token)."""
+        found = JS_TOKEN.match(self.marked, position, limit)
+        kind = found.lastgroup if found else None
+        if kind is None:
+            return JsToken('eof', limit, limit, '')
+        first = found.start(kind)
+        if kind == 'lit':
+            end = min(self.literal_end.get(first, first + 1), limit)
+            return JsToken('lit', first, end, self.text[first:end])
+        return JsToken(kind, first, found.end(), found.group(kind))
+
+    def word_ending(self, last):
+        """(start, word) of the identifier whose last character is at last, or None."""
+        masked, start = self.masked, last
+        while start >= 0 and (masked[start].isalnum() or masked[start] in '_$'):
+            start -= 1
+        if start == last or not JS_IDENT_START.match(masked, start + 1):
+            return None
+        if start >= 0 and masked[start] == '#':
+            start -= 1
+        return start + 1, masked[start + 1:last + 1]
+
+    def word_before(self, position):
+        """(start, word) of the identifier just before position, or None."""
+        last = self.before(position)
+        return self.word_ending(last) if last >= 0 else None
+
+    def next_is(self, position, char):
+        """Whether the next non-space character at or after position is char."""
+        following = self.after(position)
+        return following < len(self.masked) and self.masked[following] == char
+
+    # --- brackets, types, expressions ----------------------------------------------------
+
+    def skip_angle(self, start, limit):
+        """The offset after the '>' that closes the '<' at start, or None when what
+        follows is not a type argument list."""
+        masked, pairs, depth, position = self.masked, self.pairs, 0, start
+        while True:
+            found = JS_ANGLE_EVENT.search(masked, position, limit)
+            if not found:
+                return None
+            char = found.group()
+            if char == '<':
+                depth += 1
+            elif char == '>':
+                depth -= 1
+                if depth == 0:
+                    return found.end()
+            elif char in '([{':
+                close = pairs.get(found.start())
+                if close is None or close >= limit:
+                    return None
+                position = close + 1
+                continue
+            elif char != '=>':
+                return None
+            position = found.end()
+
+    def skip_angle_back(self, last):
+        """The offset of the '<' that opens the '>' at last, or None."""
+        masked, depth, position, low = self.masked, 0, last, max(0, last - JS_MAX_BACK)
+        while position >= low:
+            char = masked[position]
+            if char == '>' and position > 0 and masked[position - 1] == '=':
+                position -= 2
+                continue
+            if char == '>':
+                depth += 1
+            elif char == '<':
+                depth -= 1
+                if depth == 0:
+                    return position
+            elif char in ')]}':
+                opener = self.closers.get(position)
+                if opener is None:
+                    return None
+                position = opener
+            elif char in '([{;':
+                return None
+            position -= 1
+        return None
+
+    def skip_type(self, position, limit, arrow=False):
+        """The offset just after the TypeScript type that starts at position (position
+        itself when there is none).  With arrow, a '=>' ends the type (an arrow
+        function's return type)."""
+        end, expect, conditional = position, True, 0
+        while True:
+            token = self.token(position, limit)
+            text = token.text
+            if token.kind == 'eof':
+                return end
+            if expect:
+                if token.kind in ('lit', 'num') or (token.kind == 'word' and
+                                                    text not in JS_TYPE_PREFIX_WORDS):
+                    position = end = token.end
+                    expect = False
+                elif token.kind == 'word':
+                    position = end = token.end
+                elif text in '([{' and token.start in self.pairs:
+                    position = end = self.pairs[token.start] + 1
+                    expect = False
+                elif text == '<':
+                    following = self.skip_angle(token.start, limit)
+                    if following is None:
+                        return end
+                    position = following
+                elif text in ('|', '&', '-', '...'):
+                    position = token.end
+                else:
+                    return end
+                continue
+            if text == '<':
+                following = self.skip_angle(token.start, limit)
+                if following is None:
+                    return end
+                position = end = following
+            elif text == '[' and token.start in self.pairs:
+                position = end = self.pairs[token.start] + 1
+            elif text == '=>' and arrow and not conditional:
+                return end
+            elif text in ('.', '|', '&', '=>') or (text == '?' and conditional):
+                position, expect = token.end, True
+            elif text == ':' and conditional:
+                position, expect, conditional = token.end, True, conditional - 1
+            elif token.kind == 'word' and text in ('is', JS_CONDITIONAL_TYPE):
+                position, expect = token.end, True
+                conditional += text == JS_CONDITIONAL_TYPE
+            else:
+                return end
+
+    def expression_end(self, position, limit):
+        """The offset of the last character of the expression that starts at position:
+        it ends before a ',' ';' or closing bracket of its own level, or at a line
+        break where a semicolon would be inserted.  position - 1 when it is empty."""
+        marked, pairs = self.marked, self.pairs
+        begin = last = position - 1
+        if JS_ASYNC_GENERIC.match(marked, position):
+            position = self.after(position + 5)
+        if marked.startswith('<', position):     # <T>(x) => ..., <Type>value
+            after_angle = self.skip_angle(position, limit)
+            if after_angle is not None:
+                last, position = after_angle - 1, after_angle
+        while position < limit:
+            found = JS_EXPRESSION_EVENT.search(marked, position, limit)
+            stop = found.start() if found else limit
+            segment = len(marked[position:stop].rstrip())
+            if segment:
+                last = position + segment - 1
+            if not found:
+                break
+            char, at = found.group(), found.start()
+            if char == JS_LITERAL_MARK:
+                last = min(self.literal_end.get(at, at + 1), limit) - 1
+                position = last + 1
+            elif char in '([{':
+                close = pairs.get(at)
+                if close is None or close >= limit:
+                    return last
+                last, position = close, close + 1
+            elif char == '\n':
+                if last > begin and not self.continues(last, at + 1, limit):
+                    return last
+                position = at + 1
+            else:
+                return last
+        return last
+
+    def continues(self, last, position, limit):
+        """Whether the expression whose last character so far is at last goes on after
+        the line break before position (no semicolon is inserted there)."""
+        masked = self.masked
+        char = masked[last]
+        if char in '=+-*/%&|^!~?:<>,.(':
+            return not (char in '+-' and last > 0 and masked[last - 1] == char)
+        if char != ' ':
+            word = self.word_ending(last)
+            if word and word[1] in JS_CONTINUE_WORDS:
+                return True
+        token = self.token(position, limit)
+        if token.kind == 'lit':
+            return token.text.startswith('`')
+        if token.kind == 'eof' or not token.text:
+            return False
+        if token.text[0] in '+-':
+            return token.text not in ('++', '--')
+        if token.text[0] in JS_NEXT_LINE_CONTINUES:
+            return True
+        return token.text in ('!=', '!==', 'in', 'instanceof')
+
+    def after_parameters(self, close, limit, arrow=False):
+        """For the ')' of a parameter list at close: (offset of what follows its return
+        type annotation, offset of the signature's last character)."""
+        following = self.after(close + 1)
+        if following < limit and self.masked.startswith(':', following):
+            type_end = self.skip_type(following + 1, limit, arrow)
+            if type_end > following + 1:
+                return self.after(type_end), type_end - 1
+        return following, close
+
+
+# --- Chunking: JavaScript and TypeScript, code ----------------------------------------
+# Forward parsers where the shape is known (declarations, functions, classes) and
+# anchors (function, =>, class, const ...) elsewhere.
+
+class JsCode(JsReader):
+    """How the finder walks code: functions, classes and the names they are bound to."""
+
+    # --- functions and classes ------------------------------------------------------------
+
+    def parse_function(self, position, limit):
+        """The function or arrow function that starts at position, or None."""
+        first = self.token(position, limit)
+        current = first
+        if first.kind == 'word' and first.text == 'async':
+            following = self.token(first.end, limit)
+            if following.text in ('function', '(', '<') or (
+                    following.kind == 'word' and self.masked.startswith(
+                        '=>', self.after(following.end))):
+                current = following
+        if current.text == 'function':
+            return self.function_keyword(first.start, current, limit)
+        if current.text == '<':
+            after_angle = self.skip_angle(current.start, limit)
+            if after_angle is None:
+                return None
+            current = self.token(after_angle, limit)
+        parameters = current.start
+        if current.text == '(' and current.start in self.pairs:
+            arrow, _ = self.after_parameters(self.pairs[current.start], limit, True)
+        elif current.kind == 'word' and current.text not in JS_KEYWORDS:
+            arrow = self.after(current.end)
+        else:
+            return None
+        if arrow >= limit or not self.masked.startswith('=>', arrow):
+            return None
+        body = self.after(arrow + 2)
+        if body < limit and self.masked[body] == '{' and body in self.blocks:
+            return JsFunction(first.start, parameters, '', True, self.blocks[body], None,
+                            self.pairs[body])
+        end = self.expression_end(body, limit)
+        if end < body:
+            return None
+        return JsFunction(first.start, parameters, '', True, None, (body, end), end)
+
+    def function_keyword(self, start, keyword, limit):
+        """The function whose 'function' keyword is the token keyword (start: where it
+        starts, at async); its body is None for a signature."""
+        current = self.token(keyword.end, limit)
+        if current.text == '*':
+            current = self.token(current.end, limit)
+        name = ''
+        if current.kind == 'word' and not current.text.startswith('#'):
+            name = current.text
+            current = self.token(current.end, limit)
+        if current.text == '<':
+            after_angle = self.skip_angle(current.start, limit)
+            if after_angle is None:
+                return None
+            current = self.token(after_angle, limit)
+        if current.text != '(' or current.start not in self.pairs:
+            return None
+        body, signature_end = self.after_parameters(self.pairs[current.start], limit)
+        if body < limit and self.masked[body] == '{' and body in self.blocks:
+            return JsFunction(start, current.start, name, False, self.blocks[body], None,
+                            self.pairs[body])
+        return JsFunction(start, current.start, name, False, None, None, signature_end)
+
+    def find_body(self, position, limit):
+        """The block that opens a class or interface body after its name, type
+        parameters and heritage clauses, which start at position; or None."""
+        while True:
+            token = self.token(position, limit)
+            if token.text == '{':
+                return self.blocks.get(token.start)
+            if token.text == '<':
+                position = self.skip_angle(token.start, limit)
+                if position is None:
+                    return None
+            elif token.text in ('(', '[') and token.start in self.pairs:
+                position = self.pairs[token.start] + 1
+            elif token.kind in ('word', 'lit', 'num') or token.text in ('.', ','):
+                position = token.end
+            else:
+                return None
+
+    def parse_class(self, keyword, limit):
+        """(own name, body block) of the class whose 'class' keyword is at keyword."""
+        token = self.token(keyword + 5, limit)
+        name = ''
+        if token.kind == 'word' and token.text not in ('extends', 'implements'):
+            name = token.text
+            position = token.end
+        else:
+            position = keyword + 5
+        body = self.find_body(position, limit)
+        return (name, body) if body else None
+
+    def prefix_start(self, position, words, decorators=False):
+        """Where a declaration at position starts, counting the words before it (export,
+        default, declare, ...) and, with decorators, @decorators."""
+        masked = self.masked
+        while True:
+            last = self.before(position)
+            if last < 0:
+                return position
+            word = self.word_ending(last) if masked[last] not in ')' else None
+            if word and word[1] in words:
+                position = word[0]
+                continue
+            if not decorators:
+                return position
+            if masked[last] == ')':
+                opener = self.closers.get(last)
+                if opener is None:
+                    return position
+                last = self.before(opener)
+            found = JS_DECORATOR_TAIL.search(masked, max(0, last + 1 - 200), last + 1)
+            if not found:
+                return position
+            position = found.start()
+
+    def binding_before(self, start, low):
+        """What the function or class that starts at start is assigned to (an
+        assignment, or export default), or None."""
+        masked = self.masked
+        last = self.before(start)
+        if last < low:
+            return None
+        char = masked[last]
+        if char == '=' and masked[last - 1] not in '=!<>+-*/%&|^?':
+            target = JS_ASSIGNED_TAIL.search(masked, max(0, last - 300), last)
+            if not target:
+                return None
+            if target.start(1) in self.declarator_values:
+                return None         # var a = b = function () {}: the oracle has neither
+            previous = self.before(target.start(1))
+            if previous >= 0 and masked[previous] == '.':
+                return None
+            parts = [part.strip() for part in target.group(1).split('.')]
+            statement = previous < 0 or masked[previous] not in '=(,?:[&|!+-*/%<>'
+            return JsBinding(parts, target.start(1), statement)
+        word = self.word_ending(last)
+        if word and word[1] == 'default':
+            export = self.word_before(word[0])
+            if export and export[1] == 'export':
+                return JsBinding(['default'], export[0], True)
+        return None
+
+    # --- emitting -------------------------------------------------------------------------
+
+    def emit(self, scope, name, kind, span, body=None):
+        """Record a definition named after its scope; span is (start, end), body its
+        Block, None (an arrow's expression body, a type alias) or JS_BODILESS."""
+        braces = (body.open, body.close) if isinstance(body, Block) else None
+        self.decls.append(Decl('.'.join(names_of(scope) + [name]), kind, span[0], span[1],
+                               braces, True, has_body=body is not JS_BODILESS))
+
+    def statement_end(self, end):
+        """end, or the offset of a ';' that directly follows it."""
+        following = self.after(end + 1)
+        if following < len(self.masked) and self.masked[following] == ';':
+            return following
+        return end
+
+    def emit_binding(self, binding, scope, kind, body):
+        """Record a function or class assigned to a path (body: its JsFunction, or the
+        class body's Block); returns the scope of its body."""
+        end = body.close if isinstance(body, Block) else body.end
+        if isinstance(body, JsFunction):
+            body = body.body
+        parts = [part for part in binding.parts if part != 'prototype']
+        base = scope
+        if parts and parts[0] == 'this':
+            parts = parts[1:]
+            classes = [i for i, (_, what) in enumerate(scope) if what == 'class']
+            if classes:
+                base = scope[:classes[-1] + 1]
+        if not parts:
+            return scope
+        if kind != 'class':
+            kind = 'method' if len(parts) > 1 or (base and base[-1][1] == 'class') \
+                else 'function'
+        if binding.statement:
+            end = self.statement_end(end)
+        self.emit(base + tuple((part, 'object') for part in parts[:-1]), parts[-1], kind,
+                  (binding.start, end), body)
+        return base + tuple((part, 'object') for part in parts[:-1]) + \
+            ((parts[-1], 'class' if kind == 'class' else 'function'),)
+
+    # --- walking code ---------------------------------------------------------------------
+
+    @nested_walker
+    def walk_code(self, block, low, high, scope, head=False):
+        """Find the definitions in statements or an expression: the text of block
+        between low and high, its child blocks included (head: a function's parameters
+        and return type)."""
+        children, opens = block.children, self.child_opens[block.open]
+        index = bisect.bisect_left(opens, low)
+        position = low
+        while position < high:
+            child = children[index] if index < len(children) and opens[index] < high \
+                else None
+            limit = child.open if child else high
+            place = bisect.bisect_left(self.anchors, position)
+            if place < len(self.anchors) and self.anchors[place] < limit:
+                anchor = self.anchors[place]
+                word = self.anchor_words[anchor]
+                region = JsRegion(block, low, high, head)
+                position = max(self.code_anchor(anchor, word, region, scope),
+                               anchor + len(word))
+                while index < len(children) and opens[index] < position:
+                    index += 1
+                continue
+            if child is None:
+                break
+            if head:
+                self.head_block(child, scope)
+            else:
+                self.code_block(child, scope)
+            position = child.close + 1
+            index += 1
+
+    def code_anchor(self, anchor, word, region, scope):
+        """Handle a keyword or '=>' found at anchor in the code of region; returns
+        where to go on."""
+        high = region.high
+        if word == '=>':
+            return self.arrow_anchor(anchor, region, scope)
+        if word == 'function':
+            return self.function_anchor(anchor, region, scope)
+        if word == 'class':
+            return self.class_anchor(anchor, region, scope)
+        keyword = (anchor, anchor + len(word))
+        if word in ('const', 'let', 'var'):
+            return self.declaration(keyword, region.block, high, scope)
+        if word == 'interface':
+            return self.interface(keyword, high, scope)
+        if word == 'enum':
+            return self.enum(keyword, high, scope)
+        if word == 'type':
+            return self.type_alias(keyword, high, scope)
+        return self.namespace(keyword, high, scope)
+
+    def anchor_between(self, low, high):
+        """Whether a keyword or '=>' the code walker stops at lies between low and high."""
+        place = bisect.bisect_left(self.anchors, low)
+        return place < len(self.anchors) and self.anchors[place] < high
+
+    def walk_function(self, function, block, scope, whole=True):
+        """Find the definitions in a function's body (a block or an expression) and,
+        when whole (a function value, not a declaration: the oracle walks all of it),
+        in the type literals of its parameters and return type."""
+        if whole and (function.body is not None or function.expression):
+            head_end = function.body.open if function.body is not None \
+                else function.expression[0]
+            self.walk_code(block, function.parameters, head_end, scope, True)
+        if function.body is not None:
+            body = function.body
+            self.walk_code(body, body.open + 1, body.close, scope)
+        elif function.expression:
+            start, end = function.expression
+            self.walk_code(block, start, end + 1, scope)
+
+    def head_block(self, child, scope):
+        """A block in a function's parameters or return type: a type literal after ':'
+        (or in a union, an intersection, type arguments), else a destructuring pattern
+        or a default value."""
+        last = self.before(child.open)
+        if last >= 0 and self.masked[last] in ':|&<':
+            self.walk_interface(child, scope)
+        else:
+            self.code_block(child, scope)
+
+    def arrow_start(self, arrow):
+        """The offset where the arrow function whose '=>' is at arrow starts."""
+        masked = self.masked
+        last = self.before(arrow)
+        if last < 0:
+            return None
+        char = masked[last]
+        opener = None
+        if char == ')':
+            opener = self.closers.get(last)
+        elif char not in '>]}':
+            word = self.word_ending(last)
+            if not word:
+                return None
+            previous = self.before(word[0])
+            if previous < 0 or masked[previous] not in ':.<>|&' or \
+                    masked.startswith('=>', previous - 1):
+                return self.async_start(word[0])
+        if opener is None:
+            opener = self.parameters_before(last)
+        if opener is None:
+            return None
+        previous = self.before(opener)
+        if previous >= 0 and masked[previous] == '>' and masked[previous - 1] != '=':
+            angle = self.skip_angle_back(previous)
+            if angle is not None:
+                opener = angle
+        return self.async_start(opener)
+
+    def async_start(self, position):
+        """position, or where an 'async' just before it starts."""
+        word = self.word_before(position)
+        if word and word[1] == 'async':
+            return word[0]
+        return position
+
+    def parameters_before(self, last):
+        """The '(' of the parameters whose return type annotation ends at last."""
+        masked, position, low = self.masked, last, max(0, last - JS_MAX_BACK)
+        while position >= low:
+            char = masked[position]
+            if char in ')]}':
+                opener = self.closers.get(position)
+                if opener is None:
+                    return None
+                if char == ')' and self.next_is(position + 1, ':'):
+                    return opener
+                position = opener - 1
+                continue
+            if char == '>' and position > 0 and masked[position - 1] == '=':
+                position -= 2
+                continue
+            if char in '([{;=':
+                return None
+            position -= 1
+        return None
+
+    def arrow_anchor(self, arrow, region, scope):
+        """An arrow function: a definition when it is assigned or exported as default."""
+        block, low, high, head = region
+        start = self.arrow_start(arrow)
+        if start is None or start < low:
+            return arrow + 2
+        binding = None if head else self.binding_before(start, low)
+        if binding is None:
+            return arrow + 2
+        function = self.parse_function(start, high)
+        if function is None or not function.arrow or not self.whole_value(function.end, high):
+            return arrow + 2
+        inner = self.emit_binding(binding, scope, 'function', function)
+        self.walk_function(function, block, inner)
+        return function.end + 1
+
+    def function_anchor(self, keyword, region, scope):
+        """A function declaration, expression or signature at its 'function' keyword."""
+        block, low, high, head = region
+        start = self.async_start(keyword)
+        token = JsToken('word', keyword, keyword + 8, 'function')
+        function = self.function_keyword(start, token, high)
+        if function is None:
+            return keyword + 8
+        binding = None if head else self.binding_before(start, low)
+        if binding is not None and (binding.parts == ['default'] and function.name or
+                                    not self.whole_value(function.end, high)):
+            binding = None          # export default function name() {}, x = function(){}()
+        whole = binding is not None or self.in_expression(start)
+        if binding is not None and function.body is not None:
+            inner = self.emit_binding(binding, scope, 'function', function)
+        elif function.name:
+            inner = scope + ((function.name, 'function'),)
+            begin = self.prefix_start(start, JS_PREFIX_WORDS)
+            if function.body is None:
+                self.emit(scope, function.name, 'function',
+                          (begin, self.statement_end(function.end)), JS_BODILESS)
+                return function.end + 1
+            self.emit(scope, function.name, 'function', (begin, function.end), function.body)
+        else:
+            inner = scope
+        self.walk_function(function, block, inner, whole)
+        return function.end + 1
+
+    def whole_value(self, end, high):
+        """Whether the function or class that ends at end is all of the value
+        assigned (not called, nor an operand)."""
+        token = self.token(end + 1, high)
+        if token.kind == 'eof' or token.text in (';', ',', ')', ']', '}', ':'):
+            return True
+        if '\n' in self.masked[end + 1:token.start]:
+            return not self.continues(end, token.start, high)
+        return False
+
+    def in_expression(self, start):
+        """Whether what starts at start is in an expression (not a statement)."""
+        last = self.before(start)
+        if last < 0:
+            return False
+        word = self.word_ending(last)
+        if word:
+            return word[1] in JS_OBJECT_AFTER_WORDS and word[1] != 'default'
+        return self.masked[last] in JS_OBJECT_AFTER_CHARS
+
+    def class_anchor(self, keyword, region, scope):
+        """A class declaration or expression at its 'class' keyword."""
+        _, low, high, head = region
+        found = self.parse_class(keyword, high)
+        if not found:
+            return keyword + 5
+        name, body = found
+        start = self.prefix_start(keyword, JS_CLASS_PREFIX_WORDS, decorators=True)
+        binding = None if head else self.binding_before(start, low)
+        if binding is not None and not self.whole_value(body.close, high):
+            binding = None
+        words = self.masked[start:keyword].split()
+        if binding is not None:
+            inner = self.emit_binding(binding, scope, 'class', body)
+        elif name or ('default' in words and 'export' in words):
+            name = name or 'default'
+            self.emit(scope, name, 'class', (start, body.close), body)
+            inner = scope + ((name, 'class'),)
+        else:
+            inner = scope + (('<anonymous>', 'class'),)
+        self.walk_class(body, inner)
+        return body.close + 1
+
+    def declaration(self, keyword, block, high, scope):
+        """const/let/var declarations: functions, classes and objects bound to names."""
+        token = self.token(keyword[1], high)
+        if token.text == 'enum':
+            return self.enum((token.start, token.end), high, scope)
+        if not (token.kind == 'word' or token.text in ('{', '[')):
+            return keyword[1]
+        start = self.prefix_start(keyword[0], JS_PREFIX_WORDS)
+        declarators, position = [], keyword[1]
+        while True:
+            declarator = self.declarator(position, high)
+            if declarator is None:
+                break
+            declarators.append(declarator)
+            position = declarator.end + 1
+            following = self.token(position, high)
+            if following.text != ',':
+                break
+            position = following.end
+        if not declarators:
+            return keyword[1]
+        end = self.statement_end(declarators[-1].end)
+        for name, name_start, annotation, value, declarator_end in declarators:
+            if value is None:
+                if annotation:          # let x: { m(): void };
+                    self.walk_type_literals(block, annotation[0], annotation[1], scope)
+            elif name and len(declarators) == 1:
+                self.bound_value(block, value, (name, start, end), scope, 'declarator')
+            elif name:
+                self.bound_value(block, value, (name, name_start, declarator_end), scope,
+                                 'declarator')
+            else:
+                self.walk_code(block, value[0], value[1] + 1, scope)
+        return max(end + 1, keyword[1])
+
+    def declarator(self, position, high):
+        """The JsDeclarator at position, or None."""
+        token = self.token(position, high)
+        if token.text in ('{', '[') and token.start in self.pairs:
+            name, end = '', self.pairs[token.start]
+        elif token.kind == 'word' and token.text not in JS_KEYWORDS:
+            name, end = token.text, token.end - 1
+        else:
+            return None
+        following = self.token(end + 1, high)
+        if following.text == '!':
+            following = self.token(following.end, high)
+        annotation = None
+        if following.text == ':':
+            type_end = self.skip_type(following.end, high)
+            annotation = (following.end, type_end)
+            end = type_end - 1
+            following = self.token(type_end, high)
+        if following.text != '=':
+            return JsDeclarator(name, token.start, annotation, None, end)
+        value_start = self.after(following.end)
+        value_end = self.expression_end(value_start, high)
+        if value_end < value_start:
+            return JsDeclarator(name, token.start, annotation, None, following.start)
+        self.declarator_values.add(value_start)
+        return JsDeclarator(name, token.start, annotation, (value_start, value_end), value_end)
+
+    def bound_value(self, block, value, where, scope, context):
+        """A value bound to a name (where: name, start, end of the definition) by a
+        declarator, an object key ('pair') or a class field ('field'): a function is a
+        definition, a class (declarators) too, an object literal names its members."""
+        name, start, end = where
+        value_start, value_end = value
+        function = self.parse_function(value_start, value_end + 1) \
+            if JS_FUNCTION_START.match(self.masked, value_start) else None
+        if function is not None and function.end == value_end and (
+                function.arrow or function.body is not None):
+            kind = 'function' if context == 'declarator' else 'method'
+            self.emit(scope, name, kind, (start, end), function.body)
+            self.walk_function(function, block, scope + ((name, 'function'),))
+            return
+        if context == 'declarator' and self.masked.startswith('class', value_start):
+            found = self.parse_class(value_start, value_end + 1)
+            if found and found[1].close == value_end:
+                self.emit(scope, name, 'class', (start, end), found[1])
+                self.walk_class(found[1], scope + ((name, 'class'),))
+                return
+        if context != 'field' and self.masked[value_start] == '{' and \
+                self.pairs.get(value_start) == value_end and value_start in self.blocks:
+            self.walk_object(self.blocks[value_start], scope + ((name, 'object'),))
+            return
+        self.walk_code(block, value_start, value_end + 1, scope)
+
+    def code_block(self, child, scope):
+        """A block met in code: an object literal, a type literal or statements."""
+        masked = self.masked
+        if masked[child.open] != '{':         # an expression in JSX: {{ object }}, {code}
+            first = self.token(child.open + 1, child.close)
+            low = child.open + 1
+            if first.text == '{' and first.start in self.blocks:
+                self.walk_object(self.blocks[first.start], scope)
+                low = self.pairs[first.start] + 1
+            self.walk_code(child, low, child.close, scope)
+            return
+        last = self.before(child.open)
+        char = masked[last] if last >= 0 else ''
+        word = self.word_ending(last) if last >= 0 else None
+        word = word[1] if word and word[0] + len(word[1]) == last + 1 else ''
+        if word in JS_TYPE_AFTER_WORDS or (char in '<|&' and not word and
+                                        masked[last - 1:last + 1] not in ('&&', '||')):
+            self.walk_interface(child, scope)
+        elif word in JS_OBJECT_AFTER_WORDS or (not word and char in JS_OBJECT_AFTER_CHARS and
+                                            masked[last - 1:last + 1] != '=>'):
+            if char == '(' and self.decorates_class(last):
+                return              # @dec({...}) class X: the oracle does not walk it
+            if char == ':' and self.case_or_label(last):
+                self.walk_code(child, child.open + 1, child.close, scope)
+            elif char == ':' and self.annotation_colon(last):
+                self.walk_interface(child, scope)
+            else:
+                self.walk_object(child, scope)
+        else:
+            self.walk_code(child, child.open + 1, child.close, scope)
+
+    def decorates_class(self, opener):
+        """Whether the '(' at opener is a decorator's that applies to a class directly
+        (not through export): @dec(...) [@other] [abstract] class."""
+        if opener not in self.pairs or not JS_DECORATOR_TAIL.search(
+                self.masked, max(0, opener - 200), opener):
+            return False
+        limit = len(self.masked)
+        token = self.token(self.pairs[opener] + 1, limit)
+        while token.text == '@':
+            token = self.skip_decorator(token, limit)
+        return token.text in ('class', 'abstract')
+
+    def annotation_colon(self, colon):
+        """Whether the ':' at colon starts a parameter's type annotation (not the else
+        part of a conditional expression): going back, a '(' or ',' comes before a '?'."""
+        masked, position, low = self.masked, colon - 1, max(0, colon - JS_MAX_BACK)
+        while position >= low:
+            char = masked[position]
+            if char in ')]}':
+                opener = self.closers.get(position)
+                if opener is None:
+                    return False
+                position = opener - 1
+                continue
+            if char == '?' and masked[position + 1] not in '.?:' and \
+                    masked[position - 1] != '?':
+                return False
+            if char in '(,':
+                return True
+            if char in '{[;=':
+                return False
+            position -= 1
+        return False
+
+    def case_or_label(self, colon):
+        """Whether the ':' at colon ends a case clause or a label (a block follows)."""
+        low = max(0, colon - JS_MAX_BACK)
+        start = max(self.masked.rfind(char, low, colon) for char in ';{}:') + 1
+        if JS_CASE_CLAUSE.search(self.masked, max(start, low), colon):
+            return True
+        label = self.word_before(colon)
+        if not label:
+            return False
+        last = self.before(label[0])
+        word = self.word_ending(last) if last >= 0 else None
+        return last < 0 or self.masked[last] in ';{})' or \
+            bool(word and word[1] in JS_LABEL_AFTER_WORDS)
+
+
+# --- Chunking: TypeScript declarations and members ------------------------------------
+# interface, enum, type and namespace declarations, and the members of class bodies,
+# object literals and interfaces.
+
+class JsFile(JsCode):
+    """How the finder reads TypeScript declarations and the members of classes,
+    object literals and interfaces."""
+
+    # --- TypeScript declarations ------------------------------------------------------------
+
+    def interface(self, keyword, high, scope):
+        """interface NAME<...> extends ... { members }."""
+        token = self.token(keyword[1], high)
+        if token.kind != 'word':
+            return keyword[1]
+        body = self.find_body(token.end, high)
+        if body is None:
+            return keyword[1]
+        start = self.prefix_start(keyword[0], JS_PREFIX_WORDS)
+        self.emit(scope, token.text, 'interface', (start, body.close), body)
+        self.walk_interface(body, scope + ((token.text, 'interface'),))
+        return body.close + 1
+
+    def enum(self, keyword, high, scope):
+        """[const] enum NAME { members }: a definition whose members are not."""
+        token = self.token(keyword[1], high)
+        following = self.token(token.end, high)
+        if token.kind != 'word' or following.text != '{' or following.start not in self.pairs:
+            return keyword[1]
+        start = self.prefix_start(keyword[0], JS_ENUM_PREFIX_WORDS)
+        self.emit(scope, token.text, 'enum', (start, self.pairs[following.start]),
+                  self.blocks.get(following.start))
+        return self.pairs[following.start] + 1
+
+    def type_alias(self, keyword, high, scope):
+        """type NAME<...> = TYPE: a definition; its type literals are not walked."""
+        token = self.token(keyword[1], high)
+        if token.kind != 'word' or token.text in JS_KEYWORDS:
+            return keyword[1]
+        following = self.token(token.end, high)
+        position = following.start
+        if following.text == '<':
+            position = self.skip_angle(following.start, high)
+            if position is None:
+                return keyword[1]
+            following = self.token(position, high)
+        if following.text != '=':
+            return keyword[1]
+        type_end = self.skip_type(following.end, high)
+        if type_end <= following.end:
+            return keyword[1]
+        start = self.prefix_start(keyword[0], JS_PREFIX_WORDS)
+        end = self.statement_end(type_end - 1)
+        self.emit(scope, token.text, 'type', (start, end))
+        return end + 1
+
+    def namespace(self, keyword, high, scope):
+        """namespace A.B { ... } / module 'name' { ... }: a scope for what is inside."""
+        token = self.token(keyword[1], high)
+        if token.kind == 'lit':
+            name, position = token.text[1:-1], token.end
+        elif token.kind == 'word':
+            name, position = token.text, token.end
+            while True:
+                dot = self.token(position, high)
+                part = self.token(dot.end, high)
+                if dot.text != '.' or part.kind != 'word':
+                    break
+                name, position = name + '.' + part.text, part.end
+        else:
+            return keyword[1]
+        following = self.token(position, high)
+        start = self.prefix_start(keyword[0], JS_PREFIX_WORDS)
+        if following.text == '{' and following.start in self.blocks:
+            body = self.blocks[following.start]
+            self.emit(scope, name, 'namespace', (start, body.close), body)
+            self.walk_code(body, body.open + 1, body.close, scope + ((name, 'namespace'),))
+            return body.close + 1
+        if token.kind == 'lit' and following.text == ';':
+            self.emit(scope, name, 'namespace', (start, following.start), JS_BODILESS)
+            return following.end
+        return keyword[1]
+
+    # --- members ----------------------------------------------------------------------------
+
+    def property_name(self, token, limit):
+        """(name, offset after it) of the property name at token, or None: identifier,
+        #private, string, number or [computed] (kept as written)."""
+        if token.kind == 'word':
+            return token.text, token.end
+        if token.kind == 'lit' and token.text[:1] in '\'"':
+            return token.text[1:-1], token.end
+        if token.kind == 'num':
+            return token.text, token.end
+        if token.text == '[' and token.start in self.pairs and self.pairs[token.start] < limit:
+            close = self.pairs[token.start]
+            return self.text[token.start:close + 1], close + 1
+        return None
+
+    def is_modifier(self, token, modifiers, limit):
+        """Whether the word token is a modifier (static, get, async ...) and not itself
+        the member's name: a name follows it."""
+        if token.kind != 'word' or token.text not in modifiers:
+            return False
+        following = self.token(token.end, limit)
+        return following.kind != 'eof' and following.text not in JS_NAME_FOLLOWERS
+
+    def member_head(self, position, limit, modifiers):
+        """Skip a member's decorators and modifiers: (first token after them, the
+        modifier words)."""
+        words = set()
+        token = self.token(position, limit)
+        while True:
+            if token.text == '@':
+                token = self.skip_decorator(token, limit)
+            elif self.is_modifier(token, modifiers, limit):
+                words.add(token.text)
+                token = self.token(token.end, limit)
+            else:
+                return token, words
+
+    def skip_decorator(self, at, limit):
+        """The token after the decorator whose '@' is the token at."""
+        token = self.token(at.end, limit)
+        while token.kind == 'word':
+            token = self.token(token.end, limit)
+            if token.text != '.':
+                break
+            token = self.token(token.end, limit)
+        if token.text == '(' and token.start in self.pairs:
+            token = self.token(self.pairs[token.start] + 1, limit)
+        return token
+
+    def method(self, name_end, limit):
+        """For a member whose name ends at name_end: (body block or None, offset of the
+        signature's last character) when it is a method, else None."""
+        token = self.token(name_end, limit)
+        if token.text in ('?', '!'):
+            token = self.token(token.end, limit)
+        if token.text == '<':
+            position = self.skip_angle(token.start, limit)
+            if position is None:
+                return None
+            token = self.token(position, limit)
+        if token.text != '(' or token.start not in self.pairs:
+            return None
+        body, signature_end = self.after_parameters(self.pairs[token.start], limit)
+        if body < limit and self.masked[body] == '{' and body in self.blocks:
+            return self.blocks[body], signature_end
+        return None, signature_end
+
+    @nested_walker
+    def walk_class(self, block, scope):
+        """A class body: methods, accessors, constructors, signatures, fields holding
+        functions; the code in other fields and static blocks."""
+        position, close = block.open + 1, block.close
+        while position < close:
+            token = self.token(position, close)
+            if token.kind == 'eof':
+                break
+            if token.text in (';', ','):
+                position = token.end
+                continue
+            start = token.start
+            token, words = self.member_head(token.start, close, JS_MEMBER_MODIFIERS)
+            if token.text == '{' and token.start in self.blocks:     # static { ... }
+                inner = self.blocks[token.start]
+                self.walk_code(inner, inner.open + 1, inner.close, scope)
+                position = inner.close + 1
+                continue
+            if token.text == '*':
+                token = self.token(token.end, close)
+            named = self.property_name(token, close)
+            if named is None:
+                end = self.expression_end(token.start, close)
+                position = max(end + 1, token.end)
+                continue
+            position = self.class_member(block, named, start, words, scope)
+
+    def class_member(self, block, named, start, words, scope):
+        """A class member named named (name, offset after it) that starts at start;
+        returns where the next member may start."""
+        name, name_end = named
+        close = block.close
+        method = self.method(name_end, close)
+        if method is not None:
+            body, signature_end = method
+            kind = 'constructor' if name == 'constructor' else 'getter' if 'get' in words \
+                else 'setter' if 'set' in words else 'method'
+            if body is None:
+                self.emit(scope, name, kind, (start, signature_end), JS_BODILESS)
+                return signature_end + 1
+            self.emit(scope, name, kind, (start, body.close), body)
+            self.walk_code(body, body.open + 1, body.close, scope + ((name, 'function'),))
+            return body.close + 1
+        token = self.token(name_end, close)
+        if token.text in ('?', '!'):
+            token = self.token(token.end, close)
+        position = name_end
+        if token.text == ':':
+            type_end = self.skip_type(token.end, close)
+            self.walk_type_literals(block, token.end, type_end, scope)
+            position = type_end
+            token = self.token(type_end, close)
+        if token.text != '=':
+            return max(position, name_end)
+        value_start = self.after(token.end)
+        value_end = self.expression_end(value_start, close)
+        if value_end >= value_start:
+            self.bound_value(block, (value_start, value_end), (name, start, value_end),
+                             scope, 'field')
+        return max(value_end + 1, token.end)
+
+    def walk_type_literals(self, block, low, high, scope):
+        """The type literals ({...}) among block's children between low and high."""
+        opens = self.child_opens[block.open]
+        index = bisect.bisect_left(opens, low)
+        while index < len(opens) and opens[index] < high:
+            self.walk_interface(block.children[index], scope)
+            index += 1
+
+    @nested_walker
+    def walk_object(self, block, scope):
+        """An object literal: methods and keys holding functions are definitions, keys
+        holding objects name their members."""
+        position, close = block.open + 1, block.close
+        if not block.children and not self.anchor_between(position, close):
+            return                  # {a: 1, b: 'x'}: no function can be in it
+        while position < close:
+            token = self.token(position, close)
+            if token.kind == 'eof':
+                break
+            if token.text == ',':
+                position = token.end
+                continue
+            start = token.start
+            if token.text == '...':
+                end = self.expression_end(token.end, close)
+                self.walk_code(block, token.end, end + 1, scope)
+                position = max(end + 1, token.end)
+                continue
+            token, words = self.member_head(token.start, close, JS_OBJECT_MODIFIERS)
+            if token.text == '*':
+                token = self.token(token.end, close)
+            named = self.property_name(token, close)
+            if named is None:
+                end = self.expression_end(token.start, close)
+                self.walk_code(block, token.start, end + 1, scope)
+                position = max(end + 1, token.end)
+                continue
+            position = self.object_member(block, named, start, words, scope)
+
+    def object_member(self, block, named, start, words, scope):
+        """An object literal member named named that starts at start; returns where the
+        next member may start."""
+        name, name_end = named
+        close = block.close
+        method = self.method(name_end, close)
+        if method is not None and method[0] is not None:
+            body = method[0]
+            kind = 'getter' if 'get' in words else 'setter' if 'set' in words else 'method'
+            self.emit(scope, name, kind, (start, body.close), body)
+            self.walk_code(body, body.open + 1, body.close, scope + ((name, 'function'),))
+            return body.close + 1
+        token = self.token(name_end, close)
+        if token.text not in (':', '='):
+            return max(name_end, start + 1)
+        value_start = self.after(token.end)
+        value_end = self.expression_end(value_start, close)
+        if value_end < value_start:
+            return token.end
+        if token.text == ':':
+            self.bound_value(block, (value_start, value_end), (name, start, value_end),
+                             scope, 'pair')
+        else:
+            self.walk_code(block, value_start, value_end + 1, scope)
+        return value_end + 1
+
+    @nested_walker
+    def walk_interface(self, block, scope):
+        """An interface body or type literal: method signatures are definitions; type
+        literals in property types are walked too."""
+        position, close = block.open + 1, block.close
+        while position < close:
+            token = self.token(position, close)
+            if token.kind == 'eof':
+                break
+            if token.text in (';', ','):
+                position = token.end
+                continue
+            start = token.start
+            token, _ = self.member_head(token.start, close, JS_INTERFACE_MODIFIERS)
+            if token.text in ('(', '<') or (token.text == 'new' and self.token(
+                    token.end, close).text in ('(', '<')):
+                end = self.skip_signature(token, close)
+                self.walk_type_literals(block, token.start, end + 1, scope)
+                position = max(end + 1, token.end)
+                continue
+            named = self.property_name(token, close)
+            if named is None:
+                position = max(self.expression_end(token.start, close) + 1, token.end)
+                continue
+            method = self.method(named[1], close)
+            if method is not None:
+                self.emit(scope, named[0], 'method', (start, method[1]), JS_BODILESS)
+                position = method[1] + 1
+                continue
+            token = self.token(named[1], close)
+            if token.text == '?':
+                token = self.token(token.end, close)
+            if token.text != ':':
+                position = max(named[1], start + 1)
+                continue
+            type_end = self.skip_type(token.end, close)
+            self.walk_type_literals(block, token.end, type_end, scope)
+            position = max(type_end, token.end)
+
+    def skip_signature(self, token, limit):
+        """The offset of the last character of a call or construct signature."""
+        if token.text == 'new':
+            token = self.token(token.end, limit)
+        if token.text == '<':
+            position = self.skip_angle(token.start, limit)
+            if position is None:
+                return token.end
+            token = self.token(position, limit)
+        if token.text != '(' or token.start not in self.pairs:
+            return token.end
+        return self.after_parameters(self.pairs[token.start], limit)[1]
+
+
+def js_declarations(scanned):
+    """The Decls of a scanned JavaScript, TypeScript or TSX file, in file order."""
+    finder = JsFile(scanned)
+    root = finder.root
+    finder.walk_code(root, 0, len(scanned.text), ())
+    return sorted(finder.decls, key=lambda d: (d.start, -d.end))
+
+
+FINDERS = {'java': java_declarations, 'kotlin': kotlin_declarations,
+           'go': go_declarations, 'rust': rust_declarations,
+           'javascript': js_declarations, 'typescript': js_declarations}
 # --- Chunking: other text files, in line windows -----------------------------------
 
 MARKDOWN_HEADING = re.compile(r' {0,3}#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$')
