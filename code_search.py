@@ -4632,7 +4632,9 @@ def collector_paused():
 
 IDENTIFIER_LIKE = re.compile(r'_|\.|[a-z][A-Z]|[A-Za-z][0-9]')
 PRIVATE_NAME = re.compile(r'(^|\.)_(?!_)')
-TEST_PATH = re.compile(r'(^|/)(tests?|testing|idle_test)/|(^|/)test_[^/]*$|_tests?\.py$')
+TEST_PATH = re.compile(r'(^|/)(tests?|testing|idle_test|__tests__|testdata)/|(^|/)test_[^/]*$'
+                       r'|_tests?\.(py|go|rs)$|(Tests?|Spec)\.(java|kt|kts)$'
+                       r'|\.(test|spec)\.[cm]?[jt]sx?$')
 
 
 def make_search_index(chunks, root='', skipped=()):
@@ -4793,13 +4795,19 @@ def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None):
 
 def dotted_names(relative, symbol):
     """The dotted names that reach a definition: its module path and symbol, and each
-    tail of that (urllib/parse.py urlsplit: urllib.parse.urlsplit, parse.urlsplit)."""
-    module = relative[:-3] if relative.endswith('.py') else relative
-    parts = module.lower().split('/')
+    tail of that (urllib/parse.py urlsplit: urllib.parse.urlsplit, parse.urlsplit).
+    Outside Python the folder alone names it too (net/http/server.go Server.Serve:
+    http.Server.Serve, as Go and Java packages are folders)."""
+    module, dot, suffix = relative.rpartition('.')
+    parts = (module if dot and '/' not in suffix else relative).lower().split('/')
     if parts[-1] == '__init__':
         parts.pop()
-    parts += symbol.split('.')
-    return {'.'.join(parts[start:]) for start in range(len(parts) - 1)}
+    symbols = symbol.split('.')
+    names = set()
+    for full in ([parts + symbols] if language_of(relative) == 'python' else
+                 [parts + symbols, parts[:-1] + symbols]):
+        names.update('.'.join(full[start:]) for start in range(len(full) - 1))
+    return names
 
 
 def rerank_by_name(index, question, scores, top_k):
@@ -4898,6 +4906,14 @@ def path_filter(globs):
             return False
         return not any(r.match(relative) for r in exclude)
     return accepts
+
+
+def known_language(name):
+    """name in lower case when files are read as that language; else LookupError."""
+    known = sorted(set(LANGUAGES.values()) | set(FILE_NAMES.values()) | {'text'})
+    if name.lower() not in known:
+        raise LookupError(f"unknown language {name!r} (one of: {', '.join(known)})")
+    return name.lower()
 
 
 def file_filter(index, globs, languages):
@@ -5016,9 +5032,10 @@ def locate(index, path, line):
 
 
 def file_outline(index, path):
-    """The definitions of one file in line order (not its module code or windows)."""
+    """The definitions of one file in line order, or its windows when it was cut in
+    windows; not its module code."""
     chunks = [chunk_entry(index, n) for n in file_chunk_numbers(index, path)]
-    return sorted((c for c in chunks if c['kind'] not in ('module', 'window')),
+    return sorted((c for c in chunks if c['symbol'] != '<module>'),
                   key=lambda c: (c['start'], -c['end'], c['symbol'].count('.')))
 
 
@@ -5402,7 +5419,8 @@ def mcp_call(index, name, arguments):
         globs = [arguments['path_prefix']] if arguments.get('path_prefix') else []
         if '..' in re.split(r'[/,]', ''.join(globs)):
             raise LookupError(f'path is outside the indexed root: {globs[0]}')
-        accept = file_filter(index, globs, split_globs([arguments.get('language', '')]))
+        languages = [known_language(name) for name in split_globs([arguments.get('language', '')])]
+        accept = file_filter(index, globs, languages)
         hits = with_text(index, search_index(index, arguments['query'],
                                              arguments.get('top_k', 5), accept))
     elif name == 'find_symbol':
@@ -5577,6 +5595,14 @@ def positive_int(text):
     return value
 
 
+def language_name(text):
+    """A --lang value: one of the languages files are read as."""
+    try:
+        return known_language(text)
+    except LookupError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def build_parser():
     prog = program_name()
     parser = ArgumentParser(prog=prog, description=__doc__.split('\n')[0],
@@ -5613,7 +5639,7 @@ def build_parser():
                         help='number of results')
     search.add_argument('--path', action='append', default=[], metavar='GLOB',
                         help="only files under or matching GLOB; '!GLOB' excludes; repeatable")
-    search.add_argument('--lang', action='append', default=[], metavar='LANG',
+    search.add_argument('--lang', action='append', default=[], metavar='LANG', type=language_name,
                         help='only files in LANG (python, java, markdown, ...); repeatable')
     symbol = command('symbol', 'find definitions by name')
     symbol.add_argument('name')

@@ -1,0 +1,344 @@
+"""code_search.py on JavaScript, TypeScript, Java, Kotlin, Go and Rust, and on the text
+files it cuts in windows: definitions and line ranges against what the tree-sitter
+reference printed for the fixtures (tests/fixtures/polyglot/*.oracle.jsonl, made once
+with ../shared/tools/ts_chunks.py), line provenance, CRLF and BOM, and a fuzz of cuts
+and splices.  Standard library only."""
+import hashlib
+import json
+import random
+import shutil
+import subprocess
+import sys
+import textwrap
+import unittest
+from pathlib import Path
+
+from tests.support import CODE_TOOL, ENV, ROOT, TempDirCase, run_cli, write
+
+import code_search
+
+FIXTURES = ROOT / 'tests' / 'fixtures' / 'polyglot'
+ORACLES = sorted(FIXTURES.glob('*.oracle.jsonl'))
+
+
+def cli(*args, **kwargs):
+    return run_cli(CODE_TOOL, *args, **kwargs)
+
+
+def oracle_of(path):
+    """{(symbol, start, end)} the reference printed for a fixture (start with its
+    annotations, decorators and attributes, as code_search counts it)."""
+    records = [json.loads(line) for line in path.read_text(encoding='utf-8').splitlines()]
+    return {(r['symbol'], r['start_decorated'], r['end']) for r in records}
+
+
+def definitions_of(data, relative):
+    """{(symbol, start, end)} of the chunks code_search makes of a file, but its module
+    and window chunks."""
+    read = code_search.chunk_file(data, relative, hashlib.sha256(data).hexdigest())
+    return {(c['symbol'], c['start'], c['end']) for c in read.chunks
+            if c['symbol'] != '<module>' and c['kind'] != 'window'}
+
+
+def file_lines(data):
+    """A file's lines as compilers number them: split on \\n only, \\r before it dropped."""
+    text = data.decode('utf-8', 'replace')
+    if text.startswith('\ufeff'):
+        text = text[1:]
+    lines = text.split('\n')
+    if lines and lines[-1] == '':
+        lines.pop()
+    return [line[:-1] if line.endswith('\r') else line for line in lines]
+
+
+class OracleTests(TempDirCase):
+    """Every fixture's definitions are the reference's: same names, starts and ends."""
+
+    def test_fixtures_exist_for_every_language(self):
+        languages = {code_search.language_of(p.name[:-len('.oracle.jsonl')]) for p in ORACLES}
+        self.assertEqual(languages, {'java', 'kotlin', 'go', 'rust', 'javascript',
+                                     'typescript'})
+
+    def test_each_fixture_matches_the_reference(self):
+        for oracle in ORACLES:
+            source = FIXTURES / oracle.name[:-len('.oracle.jsonl')]
+            with self.subTest(source.name):
+                self.assertEqual(definitions_of(source.read_bytes(), source.name),
+                                 oracle_of(oracle))
+
+    def test_outline_lists_them_from_the_index(self):
+        shutil.copytree(FIXTURES, self.tmp / 'repo')
+        out = self.tmp / 'index.json'
+        self.assertEqual(cli('index', self.tmp / 'repo', '--out', out).returncode, 0)
+        result = cli('outline', '--index', out, '--json')
+        self.assertEqual(result.returncode, 0, result.stderr)
+        files = {f['path']: f for f in json.loads(result.stdout)['files']}
+        for oracle in ORACLES:
+            name = oracle.name[:-len('.oracle.jsonl')]
+            with self.subTest(name):
+                listed = files[name]
+                self.assertEqual(listed['language'], code_search.language_of(name))
+                found = {(c['symbol'], c['start'], c['end']) for c in listed['chunks']
+                         if c['symbol'] != '<module>'}
+                self.assertEqual(found, oracle_of(oracle))
+                starts = [c['start'] for c in listed['chunks']]
+                self.assertEqual(starts, sorted(starts))
+
+    def test_names_receivers_and_traits(self):
+        shutil.copytree(FIXTURES, self.tmp / 'repo')
+        out = self.tmp / 'index.json'
+        cli('index', self.tmp / 'repo', '--out', out)
+
+        def symbol(name):
+            result = cli('symbol', name, '--index', out, '--json')
+            self.assertEqual(result.returncode, 0, result.stderr)
+            return json.loads(result.stdout)['results']
+
+        push = [h for h in symbol('List.Push') if h['path'] == 'traps.go']
+        self.assertEqual((push[0]['start'], push[0]['end'], push[0]['receiver']),
+                         (16, 22, '*List[T]'))
+        fmt = [h for h in symbol('Point.fmt') if h['path'] == 'traps.rs'][0]
+        self.assertEqual(fmt['language'], 'rust')
+        impl = [h for h in symbol('Point') if h['path'] == 'traps.rs' and h['kind'] == 'impl']
+        self.assertEqual(impl[0]['trait'], 'fmt::Display')
+        shout = [h for h in symbol('shout') if h['path'] == 'traps.kt'][0]
+        self.assertEqual((shout['symbol'], shout['receiver']), ('shout', 'String'))
+        self.assertEqual(symbol('Traps.Point.Point')[0]['kind'], 'constructor')
+        self.assertIn('traps.js', {h['path'] for h in symbol('Widget.constructor')})
+        self.assertEqual({h['symbol'] for h in symbol('Foo.legacy')}, {'Foo.legacy'})
+        self.assertEqual(symbol('api.nested.deep')[0]['start'], 51)
+
+    def test_a_type_with_methods_is_found_but_not_searched(self):
+        shutil.copytree(FIXTURES, self.tmp / 'repo')
+        out = self.tmp / 'index.json'
+        cli('index', self.tmp / 'repo', '--out', out)
+        found = json.loads(cli('symbol', 'Repo', '--index', out, '--json').stdout)['results']
+        self.assertIn(('traps.kt', 19, 35), {(h['path'], h['start'], h['end']) for h in found})
+        hits = json.loads(cli('search', 'repo items constructor companion', '--index', out,
+                              '--json', '--top-k', '50').stdout)['results']
+        self.assertNotIn(('traps.kt', 'Repo'), {(h['path'], h['symbol']) for h in hits})
+
+
+class LinesTests(TempDirCase):
+    """Lines are counted on \\n only, and every chunk's text is its file's lines."""
+
+    def assert_provenance(self, data, relative):
+        read = code_search.chunk_file(data, relative, hashlib.sha256(data).hexdigest())
+        lines = file_lines(data)
+        self.assertTrue(read.chunks)
+        for chunk in read.chunks:
+            self.assertTrue(1 <= chunk['start'] <= chunk['end'] <= max(len(lines), 1), chunk)
+            self.assertEqual(chunk['text'], '\n'.join(lines[chunk['start'] - 1:chunk['end']]),
+                             (relative, chunk['symbol']))
+        return read
+
+    def test_every_chunk_of_every_fixture_is_its_lines(self):
+        for path in sorted(FIXTURES.iterdir()):
+            if not path.name.endswith('.jsonl'):
+                with self.subTest(path.name):
+                    self.assert_provenance(path.read_bytes(), path.name)
+
+    def test_crlf_and_bom_give_the_same_ranges(self):
+        for oracle in ORACLES:
+            source = FIXTURES / oracle.name[:-len('.oracle.jsonl')]
+            data = source.read_bytes()
+            for variant in (data.replace(b'\n', b'\r\n'), b'\xef\xbb\xbf' + data,
+                            b'\xef\xbb\xbf' + data.replace(b'\n', b'\r\n')):
+                with self.subTest(source.name, variant=variant[:4]):
+                    self.assertEqual(definitions_of(variant, source.name), oracle_of(oracle))
+                    self.assert_provenance(variant, source.name)
+
+    def test_form_feed_lone_cr_and_line_separator_do_not_end_lines(self):
+        data = ('package p\n\nvar s = "a\u2028b"\n\x0c\n// one\rtwo\n'
+                'func F() int {\n\treturn 1\n}\n').encode('utf-8')
+        read = self.assert_provenance(data, 'p.go')
+        self.assertIn(('F', 6, 8), {(c['symbol'], c['start'], c['end']) for c in read.chunks})
+
+    def test_start_is_the_first_annotation_line_not_the_doc_comment(self):
+        defined = definitions_of((FIXTURES / 'traps.rs').read_bytes(), 'traps.rs')
+        self.assertIn(('Point', 5, 9), defined)        # /// doc on 4, #[derive] on 5
+        self.assertIn(('inner.it_works', 42, 46), defined)
+        java = definitions_of((FIXTURES / 'Traps.java').read_bytes(), 'Traps.java')
+        self.assertIn(('Traps.generic', 14, 17), java)
+
+    def test_doc_comments_fill_the_doc_field(self):
+        data = (FIXTURES / 'traps.go').read_bytes()
+        chunks = code_search.chunk_file(data, 'traps.go', 'x' * 64).chunks
+        push = next(c for c in chunks if c['symbol'] == 'List.Push')
+        self.assertEqual(push['doc'], 'Push adds v at the front.')
+        data = (FIXTURES / 'traps.kt').read_bytes()
+        shout = next(c for c in code_search.chunk_file(data, 'traps.kt', 'x' * 64).chunks
+                     if c['symbol'] == 'shout')
+        self.assertEqual(shout['doc'], 'Shouts.')
+
+
+class LexerTests(TempDirCase):
+    """A wrong guess costs at most its line; a file the lexer cannot follow is cut in
+    windows, and the run says so."""
+
+    def test_an_ambiguous_slash_costs_at_most_its_line(self):
+        data = (FIXTURES / 'traps.js').read_text(encoding='utf-8')
+        expected = oracle_of(FIXTURES / 'traps.js.oracle.jsonl')
+        lines = data.split('\n')
+        for trap in ('x = a / b; y = /}/.test(s) / 2;', 'z = {} / (a / b) // }',
+                     "w = '/' + `/${'}'}/`;", 'if (x) /}/.test(s);'):
+            for at in (4, 8, 34, 56):
+                with self.subTest(trap=trap, at=at):
+                    text = '\n'.join(lines[:at] + [trap] + lines[at:])
+                    moved = {(s, a + (a > at), b + (b > at)) for s, a, b in expected}
+                    self.assertEqual(definitions_of(text.encode(), 'traps.js'), moved)
+
+    def test_an_unbalanced_file_is_cut_in_windows_and_reported(self):
+        repo = self.tmp / 'repo'
+        write(repo / 'broken.go', 'package p\n\nfunc F() {\n\tif x {\n}\n' * 3)
+        write(repo / 'ok.go', 'package p\n\nfunc G() {}\n')
+        out = self.tmp / 'index.json'
+        result = cli('index', repo, '--out', out)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn('broken.go', result.stdout + result.stderr)
+        self.assertIn('1', result.stdout)
+        dry = cli('index', repo, '--dry-run')
+        self.assertIn('broken.go', dry.stdout)
+        self.assertRegex(dry.stdout, r'broken\.go.*window')
+        outline = json.loads(cli('outline', 'broken.go', '--index', out, '--json').stdout)
+        self.assertEqual({c['kind'] for c in outline['files'][0]['chunks']}, {'window'})
+
+    def test_minified_javascript_is_cut_in_windows(self):
+        line = 'function f(a){return a+1};' * 400
+        read = code_search.chunk_file(line.encode(), 'm.min.js', 'x' * 64)
+        self.assertEqual({c['kind'] for c in read.chunks}, {'window'})
+        self.assertIn('minified', read.note)
+        self.assertLessEqual(len(read.chunks[0]['text']), code_search.LONG_LINE)
+
+
+class SearchTests(TempDirCase):
+    """search, --lang and the text files' windows."""
+
+    def setUp(self):
+        super().setUp()
+        shutil.copytree(FIXTURES, self.tmp / 'repo')
+        write(self.tmp / 'repo' / 'deploy' / 'Dockerfile', 'FROM python:3.12\nRUN make\n')
+        write(self.tmp / 'repo' / 'db' / 'schema.sql',
+              '\n'.join(f'-- line {n}' for n in range(130)) + '\nCREATE TABLE invoices (id int);\n')
+        self.out = self.tmp / 'index.json'
+        self.assertEqual(cli('index', self.tmp / 'repo', '--out', self.out).returncode, 0)
+
+    def search(self, *args):
+        result = cli('search', *args, '--index', self.out, '--json')
+        self.assertEqual(result.returncode, 0, result.stderr)
+        return json.loads(result.stdout)['results']
+
+    def test_doc_comment_words_find_the_function(self):
+        hits = self.search('adds v at the front', '--top-k', '3')
+        self.assertEqual((hits[0]['path'], hits[0]['symbol']), ('traps.go', 'List.Push'))
+
+    def test_lang_filters_and_repeats(self):
+        hits = self.search('area', '--lang', 'rust', '--lang', 'kotlin', '--top-k', '50')
+        self.assertTrue(hits)
+        self.assertEqual({h['language'] for h in hits} - {'rust', 'kotlin'}, set())
+        self.assertEqual(cli('search', 'area', '--lang', 'cobol', '--index', self.out)
+                         .returncode, 2)
+
+    def test_text_files_are_windows_named_where_they_are(self):
+        hits = self.search('create table invoices', '--top-k', '1')
+        self.assertEqual((hits[0]['path'], hits[0]['kind']), ('db/schema.sql', 'window'))
+        self.assertRegex(hits[0]['symbol'], r'^db/schema\.sql:L\d+-\d+$')
+        self.assertIn('CREATE TABLE invoices', hits[0]['text'])
+        docker = self.search('FROM python', '--lang', 'dockerfile')
+        self.assertEqual(docker[0]['path'], 'deploy/Dockerfile')
+
+
+class IndexTests(TempDirCase):
+    """Incremental and parallel indexing of a polyglot tree."""
+
+    def make_tree(self, copies):
+        repo = self.tmp / 'repo'
+        for number in range(copies):
+            shutil.copytree(FIXTURES, repo / f'copy{number:02}',
+                            ignore=shutil.ignore_patterns('*.jsonl'))
+        return repo
+
+    def test_one_and_two_jobs_write_identical_indexes(self):
+        repo = self.make_tree(40)
+        one, two = self.tmp / 'one.json', self.tmp / 'two.json'
+        self.assertEqual(cli('index', repo, '--out', one, '--jobs', '1').returncode, 0)
+        self.assertEqual(cli('index', repo, '--out', two, '--jobs', '2').returncode, 0)
+        first, second = json.loads(one.read_bytes()), json.loads(two.read_bytes())
+        for document in (first, second):
+            document.pop('indexed_at')
+            document.pop('scan_started_ns')
+        self.assertEqual(first, second)
+
+    def test_a_new_parser_version_reparses_once(self):
+        repo = self.make_tree(1)
+        out = self.tmp / 'index.json'
+        cli('index', repo, '--out', out)
+        document = json.loads(out.read_bytes())
+        document['parser_version'] = code_search.PARSER_VERSION - 1
+        out.write_text(json.dumps(document), encoding='utf-8')
+        again = cli('index', repo, '--out', out)
+        self.assertRegex(again.stdout, r'갱신 파일: [1-9]')
+        third = cli('index', repo, '--out', out)
+        self.assertIn('갱신 파일: 0', third.stdout)
+
+
+FUZZ = textwrap.dedent('''
+    import hashlib, random, sys
+    sys.path.insert(0, sys.argv[1])
+    import code_search
+    from pathlib import Path
+    files = sorted(p for p in Path(sys.argv[2]).iterdir() if not p.name.endswith('.jsonl'))
+    texts = [p.read_bytes() for p in files]
+    rng = random.Random(int(sys.argv[3]))
+    junk = [b'/', b"'", b'"', b'`', b'${', b'{', b'}', b'<', b'>', b'=>', b'/*', b'*/',
+            b'r#"', b'"""', b'\\\\', b'\\n', b'\\r\\n', b'fun ', b'func ', b'class ', b'#[', b'@']
+    problems = 0
+    for round in range(int(sys.argv[4])):
+        number = rng.randrange(len(files))
+        data, name = texts[number], files[number].name
+        choice = rng.random()
+        if choice < 0.3:
+            data = data[:rng.randrange(len(data) + 1)]
+        elif choice < 0.6:
+            other = texts[rng.randrange(len(texts))]
+            data = data[:rng.randrange(len(data) + 1)] + other[rng.randrange(len(other) + 1):]
+        elif choice < 0.8:
+            for _ in range(rng.randrange(1, 6)):
+                at = rng.randrange(len(data) + 1)
+                data = data[:at] + rng.choice(junk) + data[at:]
+        else:
+            start = rng.randrange(len(data) + 1)
+            data = data[:start] + data[start + rng.randrange(200):]
+        read = code_search.chunk_file(data, name, hashlib.sha256(data).hexdigest())
+        text = data.decode('utf-8', 'replace')
+        text = text[1:] if text.startswith('\\ufeff') else text
+        lines = text.split('\\n')
+        if lines and lines[-1] == '':
+            lines.pop()
+        lines = [l[:-1] if l.endswith('\\r') else l for l in lines]
+        for chunk in read.chunks:
+            cut = code_search.LONG_LINE if chunk['kind'] == 'window' else None
+            inside = 1 <= chunk['start'] <= chunk['end'] <= max(len(lines), 1)
+            same = chunk['text'] == '\\n'.join(l[:cut] for l in lines[chunk['start'] - 1:chunk['end']])
+            if not (inside and same) and lines:
+                problems += 1
+                print('problem', name, round, chunk['symbol'], chunk['start'], chunk['end'])
+    print('rounds', sys.argv[4], 'problems', problems)
+''')
+
+
+class FuzzTests(unittest.TestCase):
+    """Random cuts, splices and junk in real files: no crash, no hang, ranges inside."""
+
+    def test_cuts_and_splices(self):
+        for seed in (1, 2):
+            with self.subTest(seed=seed):
+                result = subprocess.run(
+                    [sys.executable, '-c', FUZZ, str(ROOT), str(FIXTURES), str(seed), '1500'],
+                    capture_output=True, text=True, env=ENV, timeout=300)
+                self.assertEqual(result.returncode, 0, result.stderr[-2000:])
+                self.assertIn('rounds 1500 problems 0', result.stdout, result.stdout[-2000:])
+
+
+if __name__ == '__main__':
+    unittest.main()
