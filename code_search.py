@@ -92,6 +92,7 @@ PRIVATE_NAME_WEIGHT = 0.7   # _private definitions rank below public ones
 EXPORTED_WEIGHT = 1.3       # definitions a module lists in __all__: its public API
 EXACT_NAME_WEIGHT = 2.0     # a definition named exactly as the question spells a name
 RERANK_DEPTH = 300          # how many leading candidates the name weights look at
+TRACE_CONTEXT = 3           # lines shown each side of a trace frame's line (--full: all)
 
 MAX_FILE_SIZE = 2 * 1024 * 1024   # larger files are skipped (--max-file-size): parsing
                                   # takes up to ~200x a file's size in memory
@@ -4986,6 +4987,269 @@ def resolve_indexed_path(index, path):
     return candidate
 
 
+# --- Traces: stack traces of every language -> frames ------------------------------------
+# One pass over the lines of a text finds the traces in it, whatever printed them and
+# whatever surrounds them in a log: Python tracebacks (chained, exception groups), Java
+# and Kotlin (Caused by, Suppressed, ... N more), Go panics (every goroutine), Node.js
+# errors ([cause] blocks, the source line and caret of an uncaught error), Rust panics
+# and backtraces, and .NET.  A frame is the file, line and function as printed.
+
+PYTHON_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<name>.+))?$')
+PYTHON_CHAIN = ('During handling of the above exception, another exception occurred:',
+                'The above exception was the direct cause of the following exception:')
+PYTHON_GROUP_MARGIN = re.compile(r'^\s*[|+](?:[-+]+.*)?\s?')
+JAVA_FRAME = re.compile(r'^\s*at (?:[\w.$-]+(?:@[\w.-]+)?/)*(?P<name>[\w$.<>-]+)\('
+                        r'(?P<where>[^()]*)\)\s*(?:~?\[.*\])?$')
+JAVA_WHERE = re.compile(r'(?P<file>[\w$.-]+\.\w+)(?::(?P<line>\d+))?$')
+JAVA_HEADER = re.compile(r'^(?:Exception in thread "[^"]*" |(?P<cause>\s*Caused by: )|'
+                         r'(?P<suppressed>\s*Suppressed: ))?(?P<message>[\w$.]+'
+                         r'(?:Exception|Error|Throwable|Failure|Exit)\b.*)$')
+JAVA_MORE = re.compile(r'^\s*\.\.\. \d+ (?:more|common frames omitted)$')
+NODE_FRAME = re.compile(r'^\s*at (?:(?P<name>[^()]*?) \((?P<where>.+)\)|(?P<bare>\S+(?: \S+)?))'
+                        r'(?: \{)?\s*$')
+NODE_WHERE = re.compile(r'^(?P<file>.+?):(?P<line>\d+):(?P<column>\d+)$')
+NODE_HEADER = re.compile(r'^\s*(?:\[cause\]: )?(?P<message>(?:[A-Z]\w*)?(?:Error|Exception)'
+                         r'\b(?: \[[\w_]+\])?(?::.*)?)(?: \{)?$')
+GO_HEADER = re.compile(r'^(?P<message>(?:panic|fatal error): .*)$')
+GO_GOROUTINE = re.compile(r'^goroutine (?P<id>\d+) \[(?P<state>[^\]]*)\]:$')
+GO_CALL = re.compile(r'^(?P<created>created by )?(?P<call>[\w./*()\[\]{}:~-]+?)'
+                     r'(?: in goroutine \d+)?$')
+GO_WHERE = re.compile(r'^\t(?P<file>\S+?\.\w+):(?P<line>\d+)(?: \+0x[0-9a-f]+)?$')
+RUST_HEADER = re.compile(r"^thread '(?P<thread>[^']*)'(?: \(\d+\))? panicked at "
+                         r"(?:'(?P<old>.*)', (?P<old_file>\S+?):(?P<old_line>\d+):\d+|"
+                         r"(?P<file>\S+?):(?P<line>\d+):\d+:)$")
+RUST_FRAME = re.compile(r'^\s*\d+:\s+(?:0x[0-9a-f]+ - )?(?P<name>.+)$')
+RUST_FRAME_AT = re.compile(r'^\s*at (?P<file>.+?):(?P<line>\d+)(?::\d+)?$')
+RUST_HASH = re.compile(r'::h[0-9a-f]{16}$|\[[0-9a-f]{16}\]')
+DOTNET_FRAME = re.compile(r'^\s*at (?P<name>[^(]+?) ?\((?P<args>[^)]*)\)(?: \[0x[0-9a-f]+\])?'
+                          r'(?: in (?P<file>.+?):(?:line|Zeile|ligne|línea|riga|行) ?(?P<line>\d+))?\s*$')
+JVM = ('java', 'kotlin')
+LOG_RECORD = re.compile(r'(?:\d{4}-\d\d-\d\d|\[?\d\d:\d\d:\d\d|\[?(?:DEBUG|INFO|WARN|WARNING|ERROR|'
+                        r'CRITICAL|FATAL)\b)')
+
+
+def parse_traces(text):
+    """The traces in a text -> blocks in printed order, each {'language', 'block',
+    'frames': [{'file', 'line', 'name'}], 'message', 'then'}.  A block is one exception,
+    cause, suppressed exception, goroutine or panic; 'block' names it ('exception',
+    'caused by 2', 'goroutine 18 [chan receive]'); 'then' is the sentence Python prints
+    between it and the next; a frame's line is 0 when the trace gives none."""
+    reader = TraceReader()
+    for raw in text.splitlines():
+        reader.line(raw.rstrip('\r'))
+    reader.line('')
+    return [{key: block[key] for key in ('language', 'block', 'frames', 'message', 'then')}
+            for block in reader.blocks if block['frames'] or block['message']]
+
+
+class TraceReader:
+    """parse_traces' state: the blocks so far, and a frame whose second line is due."""
+
+    def __init__(self):
+        self.blocks, self.current, self.pending = [], None, None
+        self.counts = collections.Counter()
+
+    def start(self, language, label, message=''):
+        """Open a new block."""
+        family = 'java' if language in JVM else language
+        self.counts[family, label] += 1
+        number = self.counts[family, label]
+        self.current = {'language': language, 'block': label if number == 1 else
+                        f'{label} {number}', 'frames': [], 'message': message, 'then': ''}
+        self.blocks.append(self.current)
+
+    def in_block(self, *languages):
+        return self.current is not None and self.current['language'] in languages
+
+    def frame(self, language, file, line, name):
+        """Add a frame to the open block, or to a new one when it is another language's.
+        A block that has no frames yet takes the language of its first (a .NET or
+        Kotlin exception's header reads as Java's)."""
+        current = self.current
+        if current is not None and not current['frames']:
+            current['language'] = language
+        elif current is None or (current['language'] != language and
+                                 not (current['language'] in JVM and language in JVM)):
+            self.start(language, 'exception')
+        self.current['frames'].append({'file': file, 'line': int(line or 0),
+                                       'name': name.strip()})
+
+    def line(self, raw):
+        """Read one line of the text."""
+        pending, self.pending = self.pending, None
+        if pending:                       # the second line of a Go or Rust frame
+            where = pending[1].match(raw)
+            if where:
+                return self.frame(pending[0], where['file'], where['line'], pending[2])
+            if pending[0] == 'rust':      # a release build's frame names no file
+                self.frame('rust', '', 0, pending[2])
+        python = PYTHON_GROUP_MARGIN.sub('', raw) if raw.lstrip()[:1] in '|+' else raw
+        for reader in (self.python_line, self.java_line, self.go_line, self.rust_line,
+                       self.node_line, self.dotnet_line):
+            if reader(python if reader == self.python_line else raw):
+                return
+
+    def python_line(self, line):
+        stripped = line.strip()
+        if stripped.startswith(('Traceback (most recent call last)',
+                                'Exception Group Traceback (most recent call last)')):
+            self.start('python', 'exception')
+            return True
+        if stripped in PYTHON_CHAIN:
+            if self.in_block('python'):
+                self.current['then'] = stripped
+            self.current = None
+            return True
+        match = PYTHON_FRAME.match(line)
+        if match:
+            if not self.in_block('python') or self.current['message']:
+                self.start('python', 'exception')
+            self.frame('python', match['file'], match['line'], match['name'] or '')
+            return True
+        if self.in_block('python') and self.current['frames'] and stripped \
+                and not line.startswith((' ', '\t')) and not LOG_RECORD.match(stripped):
+            self.current['message'] = (self.current['message'] + '\n' + stripped).strip()
+            return True
+        return False
+
+    def java_line(self, raw):
+        match = JAVA_FRAME.match(raw)
+        where = match and JAVA_WHERE.match(match['where'])
+        if match and (where or match['where'] in ('Native Method', 'Unknown Source')):
+            name = match['name']
+            file = where['file'] if where else ''
+            language = 'kotlin' if file.endswith(('.kt', '.kts')) else \
+                self.current['language'] if self.in_block(*JVM) else 'java'
+            self.frame(language, java_frame_path(name, file), where and where['line'], name)
+            return True
+        if JAVA_MORE.match(raw):
+            return self.in_block(*JVM)
+        header = JAVA_HEADER.match(raw)
+        if header and ('.' in header['message'].split(':')[0] or header['cause']
+                       or header['suppressed'] or raw.startswith('Exception in thread')):
+            language = self.current['language'] if self.in_block(*JVM) else 'java'
+            label = 'caused by' if header['cause'] else 'suppressed' if header['suppressed'] \
+                else 'exception'
+            self.start(language, label, header['message'].strip())
+            return True
+        return False
+
+    def go_line(self, raw):
+        header = GO_HEADER.match(raw)
+        if header:
+            self.start('go', 'panic', header['message'])
+            return True
+        goroutine = GO_GOROUTINE.match(raw)
+        if goroutine:
+            message = ''
+            if self.in_block('go') and not self.current['frames']:
+                message = self.current['message']      # the panic's message goes on
+                self.blocks.remove(self.current)
+            self.start('go', f"goroutine {goroutine['id']} [{goroutine['state']}]", message)
+            return True
+        if self.in_block('go') and raw and not raw.startswith(('\t', ' ')):
+            call = GO_CALL.match(go_call_name(raw))
+            if call:
+                name = ('created by ' if call['created'] else '') + call['call']
+                self.pending = ('go', GO_WHERE, name)
+                return True
+        return False
+
+    def rust_line(self, raw):
+        header = RUST_HEADER.match(raw)
+        if header:
+            self.start('rust', 'panic', header['old'] or '')
+            self.frame('rust', header['file'] or header['old_file'],
+                       header['line'] or header['old_line'], '(panicked here)')
+            self.current['message_due'] = header['old'] is None
+            return True
+        if not self.in_block('rust'):
+            return False
+        if self.current.pop('message_due', False):
+            self.current['message'] = raw.strip()
+            return True
+        frame = RUST_FRAME.match(raw)
+        if frame:
+            self.pending = ('rust', RUST_FRAME_AT, RUST_HASH.sub('', frame['name']))
+            return True
+        return raw.strip() == 'stack backtrace:' or (
+            raw.startswith('note: ') and 'RUST_BACKTRACE' in raw)
+
+    def node_line(self, raw):
+        match = NODE_FRAME.match(raw)
+        if match:
+            name, where = match['name'] or '', match['where'] or match['bare']
+            if match['bare'] and ' ' in where:         # at async file:///app.mjs:24:1
+                name, where = '', where.split(' ', 1)[1]
+            location = NODE_WHERE.match(where)
+            if location or where.startswith(('node:', '<anonymous>', 'native', 'index ')):
+                file = location['file'] if location else where
+                file = file[len('file://'):] if file.startswith('file://') else file
+                self.frame('javascript', file, location['line'] if location else 0, name)
+                return True
+        header = NODE_HEADER.match(raw)
+        if header:
+            cause = raw.lstrip().startswith('[cause]:')
+            if cause and self.current is not None:
+                self.current['then'] = 'caused by'
+            self.start('javascript', 'cause' if cause else 'exception', header['message'])
+            return True
+        return False
+
+    def dotnet_line(self, raw):
+        match = DOTNET_FRAME.match(raw)
+        if match and (match['file'] or '.' in match['name']):
+            self.frame('csharp', match['file'] or '', match['line'] or 0, match['name'])
+            return True
+        return False
+
+
+def go_call_name(raw):
+    """A Go frame's first line without its arguments: main.(*List[...]).At(0x0?, ...)
+    -> main.(*List[...]).At; 'created by' lines keep their words."""
+    line = raw.rstrip()
+    goroutine = re.search(r' in goroutine \d+$', line)
+    if goroutine:
+        line = line[:goroutine.start()]
+    if line.endswith(')'):
+        depth = 0
+        for position in range(len(line) - 1, -1, -1):
+            depth += {')': 1, '(': -1}.get(line[position], 0)
+            if depth == 0:
+                return line[:position] if position and line[position - 1] not in '.(' \
+                    else line
+    return line
+
+
+def java_frame_path(qualified, file):
+    """The path a JVM frame points at: its package as folders and its file
+    (com.example.Main$1.run, Main.java -> com/example/Main.java)."""
+    package = qualified.rsplit('.', 2)[0] if qualified.count('.') >= 2 else ''
+    if not file:
+        outer = qualified.rsplit('.', 1)[0].rsplit('.', 1)[-1].split('$')[0]
+        file = outer + '.java'
+    return (package.replace('.', '/') + '/' + file) if package else file
+
+
+FRAME_NAME_PARTS = re.compile(r'[A-Za-z_$][\w$]*')
+
+
+def frame_function(name):
+    """The function a printed frame name names, to break ties and label output:
+    lambda$run$0 -> run, (*List[...]).At -> At, <T as Trait>::m -> m, new Foo -> Foo."""
+    name = re.sub(r'\{\{closure\}\}|\{closure#\d+\}|::\{\{.*?\}\}', '', name)
+    name = re.sub(r'\[as \w+\]|^(?:async |new |created by )', '', name).strip()
+    lambda_name = re.search(r'lambda\$([\w]+)\$\d+', name)
+    if lambda_name:
+        return lambda_name.group(1)
+    state_machine = re.search(r'<([\w]+)>d__\d+', name)
+    if state_machine:
+        return state_machine.group(1)
+    parts = [part for part in FRAME_NAME_PARTS.findall(name)
+             if not re.fullmatch(r'func\d+|\d+|init|clinit', part)]
+    return parts[-1] if parts else ''
+
+
 # --- Exact look-ups for agents: symbol, line, traceback --------------------------------
 
 def find_symbol(index, name):
@@ -5082,84 +5346,136 @@ def resolve_indexed_folder(index, path):
     return candidate
 
 
-FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<name>.+))?$')
-CHAIN_MESSAGES = ('During handling of the above exception, another exception occurred:',
-                  'The above exception was the direct cause of the following exception:')
+def frame_paths(index):
+    """{file name: [indexed paths with that name]}, what frame paths are matched on."""
+    by_name = collections.defaultdict(list)
+    for relative in index['files']:
+        by_name[relative.rpartition('/')[2]].append(relative)
+    return by_name
 
 
-def parse_traceback(text):
-    """Python traceback text -> exceptions in printed order, each with frames and message."""
-    blocks, current = [], None
-    for raw in text.splitlines():
-        line = re.sub(r'^\s*[|+](?:[-+]+.*)?\s?', '', raw) if raw.lstrip()[:1] in '|+' \
-            else raw
-        stripped = line.strip()
-        if stripped.startswith('Traceback (most recent call last)'):
-            current = {'frames': [], 'message': [], 'cause': ''}
-            blocks.append(current)
-            continue
-        if stripped in CHAIN_MESSAGES:
-            if current is not None:
-                current['next'] = stripped
-            current = None
-            continue
-        match = FRAME.match(line)
-        if match:
-            if current is None:
-                current = {'frames': [], 'message': [], 'cause': ''}
-                blocks.append(current)
-            current['frames'].append({'file': match['path'], 'line': int(match['line']),
-                                      'name': (match['name'] or '').strip()})
-            current['message'] = []
-        elif current is not None and current['frames'] and stripped \
-                and not line.startswith((' ', '\t')):
-            current['message'].append(stripped)
-    return [{'frames': b['frames'], 'message': '\n'.join(b['message']),
-             'then': b.get('next', '')} for b in blocks]
+def path_parts(path):
+    """A path's parts, from any system, with '.' dropped and '..' applied."""
+    parts = []
+    for part in re.split(r'[\\/]+', path):
+        if part == '..' and parts:
+            parts.pop()
+        elif part not in ('', '.', '..'):
+            parts.append(part)
+    return parts
+
+
+def frame_candidates(index, path, by_name=None):
+    """The indexed files a frame's path may name, best first.  A path inside the root
+    names its own file.  Any other (another machine's, an installed copy's, a relative
+    one, Java's package/File.java) is matched by its longest suffix of whole parts, and
+    only when that is two parts or more, or the whole indexed path and the frame's file
+    does not exist on this machine (a standard library's json/__init__.py is not the
+    root's __init__.py), or the frame gives a bare file name one indexed file has."""
+    root = index['root']
+    if os.path.isabs(path):
+        absolute = os.path.normpath(path)
+        if os.path.commonpath([absolute, root]) == root:
+            relative = os.path.relpath(absolute, root).replace(os.sep, '/')
+            return [relative] if relative in index['files'] else []
+    parts = path_parts(path)
+    if not parts:
+        return []
+    named = (by_name if by_name is not None else frame_paths(index)).get(parts[-1], [])
+    exists_elsewhere = bool(named) and os.path.isabs(path) and os.path.exists(path)
+    scored = []
+    for relative in named:
+        indexed = relative.split('/')
+        size = 1
+        while size < min(len(parts), len(indexed)) and parts[-size - 1] == indexed[-size - 1]:
+            size += 1
+        if size >= 2 or (size == len(indexed) and not exists_elsewhere) or (
+                len(parts) == 1 and len(named) == 1):
+            scored.append((-size, relative))
+    if not scored:
+        return []
+    best = min(scored)[0]
+    return sorted(relative for size, relative in scored if size == best)
 
 
 def match_frame_path(index, path):
-    """The indexed file a frame's path names, by the longest path suffix under the root.
-
-    A path that exists on this machine outside the root (a standard-library frame, say)
-    is outside; paths from another machine are matched by their suffix.
-    """
-    root = index['root']
-    if os.path.isabs(path) and os.path.exists(path):
-        real, real_root = os.path.realpath(path), os.path.realpath(root)
-        if os.path.commonpath([real, real_root]) != real_root:
-            return None
-        relative = os.path.relpath(real, real_root).replace(os.sep, '/')
-        return relative if relative in index['files'] else None
-    parts = [part for part in re.split(r'[\\/]+', path) if part]
-    for size in range(len(parts), 0, -1):
-        candidate = '/'.join(parts[-size:])
-        if candidate in index['files']:
-            return candidate
-    return None
+    """The indexed file a frame's path names (see frame_candidates), or None."""
+    candidates = frame_candidates(index, path)
+    return candidates[0] if candidates else None
 
 
 def explain_traceback(index, text):
-    """Each frame of a traceback with the indexed function around its line."""
+    """Each block of the traces in text, each frame with the innermost indexed
+    definition that holds its line.  When several indexed files match a frame's path
+    equally well, the one whose definition there has the frame's function name wins;
+    a name never moves a frame off its line."""
+    by_name = frame_paths(index)
     explained = []
-    for block in parse_traceback(text):
-        frames = []
-        for frame in block['frames']:
-            relative = match_frame_path(index, frame['file'])
-            entry = dict(frame, path=relative, inside_root=relative is not None, chunk=None)
-            if relative is not None:
-                chunk = locate(index, relative, frame['line'])
-                if chunk is not None:
-                    entry['chunk'] = with_text(index, [chunk])[0]
-                else:
-                    lines, entry['stale'] = read_current_file(
-                        index['root'], relative, index['files'][relative]['revision'])
-                    if 0 < frame['line'] <= len(lines):
-                        entry['source_line'] = lines[frame['line'] - 1]
-            frames.append(entry)
-        explained.append({'frames': frames, 'message': block['message'],
-                          'then': block['then']})
+    for block in parse_traces(text):
+        frames = [explain_frame(index, dict(frame, language=block['language'],
+                                            block=block['block']), by_name)
+                  for frame in block['frames']]
+        explained.append(dict(block, frames=frames))
     return explained
+
+
+def explain_frame(index, frame, by_name):
+    """A frame with its indexed file ('path', 'inside_root') and definition ('chunk')."""
+    candidates = frame_candidates(index, frame['file'], by_name)
+    frame.update(path=candidates[0] if candidates else None, inside_root=bool(candidates),
+                 chunk=None)
+    if not frame['file']:
+        chunk = definition_named_by(index, frame)
+        if chunk is not None:
+            frame.update(path=chunk['path'], inside_root=True,
+                         chunk=with_text(index, [chunk])[0])
+        return frame
+    if not candidates:
+        return frame
+    if frame['line'] <= 0:
+        chunk = chunk_of_frame_name(index, candidates[0], frame['name'])
+        frame['chunk'] = with_text(index, [chunk])[0] if chunk else None
+        return frame
+    wanted = frame_function(frame['name']).lower()
+    located = [(relative, locate(index, relative, frame['line'])) for relative in candidates]
+    named = [pair for pair in located if pair[1] is not None and
+             pair[1]['symbol'].rpartition('.')[2].lower() == wanted]
+    relative, chunk = (named or [pair for pair in located if pair[1]] or located)[0]
+    frame['path'] = relative
+    if chunk is not None:
+        frame['chunk'] = with_text(index, [chunk])[0]
+    else:
+        record = index['files'][relative]
+        lines, frame['stale'] = read_current_file(index['root'], relative, record['revision'],
+                                                  record.get('language', 'python'))
+        if frame['line'] <= len(lines):
+            frame['source_line'] = lines[frame['line'] - 1]
+    return frame
+
+
+def chunk_of_frame_name(index, relative, name):
+    """For a frame with a file but no line (Java's Native Method, Kotlin's invoke(Money.kt)):
+    the file's definition named by the frame's function, or by a name around it
+    (MoneyKt$totalOf$1.invoke: invoke, then totalOf)."""
+    chunks = [chunk_entry(index, n) for n in file_chunk_numbers(index, relative)]
+    for part in reversed(re.findall(r'[A-Za-z_]\w*', name)):
+        found = [c for c in chunks if c['symbol'].rpartition('.')[2] == part]
+        if found:
+            return min(found, key=lambda c: c['end'] - c['start'])
+    return None
+
+
+def definition_named_by(index, frame):
+    """For a frame that names no file (a Rust release build's shop::store::Store::get):
+    the one indexed definition of its language whose symbol is a tail of its path."""
+    parts = [part for part in re.split(r'::|\.', re.sub(r'<[^<>]*>', '', frame['name']))
+             if part and FRAME_NAME_PARTS.fullmatch(part)]
+    for start in range(1, len(parts)):
+        found = [chunk for chunk in find_symbol(index, '.'.join(parts[start:]))
+                 if chunk['match'] == 'exact' and chunk['language'] == frame['language']]
+        if found:
+            return found[0] if len(found) == 1 else None
+    return None
 
 
 def index_status(index, path):
@@ -5205,6 +5521,7 @@ def hit_json(hit):
 def trace_frame_json(frame):
     chunk = frame['chunk']
     return {'file': frame['file'], 'line': frame['line'], 'name': frame['name'],
+            'language': frame['language'], 'block': frame['block'],
             'inside_root': frame['inside_root'], 'path': frame['path'],
             'stale': bool(chunk and chunk.get('stale')) or bool(frame.get('stale')),
             'chunk': hit_json(chunk) if chunk else None}
@@ -5212,38 +5529,72 @@ def trace_frame_json(frame):
 
 def traceback_json(explained):
     """explain_traceback's blocks as one JSON-ready object."""
-    return {'exceptions': [{'frames': [trace_frame_json(frame) for frame in block['frames']],
+    return {'exceptions': [{'language': block['language'], 'block': block['block'],
+                            'frames': [trace_frame_json(frame) for frame in block['frames']],
                             'message': block['message'], 'then': block['then']}
                            for block in explained]}
 
 
-def format_traceback(explained):
+def format_traceback(explained, full=False):
+    """Traces for people: per block its frames, each with its definition's header line
+    and TRACE_CONTEXT lines around the frame's line (full: the whole definition), then
+    the block's message."""
     out = []
     for block in explained:
-        out.append('Traceback (most recent call last):')
+        if block['language'] == 'python':
+            out.append('Traceback (most recent call last):')
+        else:
+            out.append(f"{block['language']} {block['block']}:")
         for frame in block['frames']:
-            where = f"  File {frame['file']}, line {frame['line']}, in {frame['name']}"
-            if not frame['inside_root']:
-                out.append(where + '  (outside the indexed root)')
-                continue
-            out.append(where)
-            chunk = frame['chunk']
-            if chunk is None:
-                note = '  [stale]' if frame.get('stale') else ''
-                out.append(f"    {frame['path']}:{frame['line']}: module level, outside any "
-                           f"indexed definition{note}")
-                if 'source_line' in frame:
-                    out.append(f"    > {frame['line']} | {frame['source_line']}")
-                continue
-            out.append('    ' + hit_header(chunk))
-            out.extend('    ' + row for row in marked_text(chunk, frame['line']).split('\n'))
+            out.extend(format_frame(frame, full))
         if block['message']:
             out.append(block['message'])
         if block['then']:
-            out.append('')
-            out.append(block['then'])
-            out.append('')
-    return '\n'.join(out) if out else 'no traceback frames found'
+            out.extend(['', block['then'], ''])
+    return '\n'.join(out) if out else 'no stack trace frames found'
+
+
+def format_frame(frame, full):
+    """The lines of one frame: where it is as printed, then the code there."""
+    if frame['language'] == 'python':
+        where = f"  File {frame['file']}, line {frame['line']}, in {frame['name']}"
+    else:
+        line = f":{frame['line']}" if frame['line'] else ''
+        where = f"  at {frame['name'] or '<anonymous>'} ({frame['file']}{line})"
+    if not frame['inside_root']:
+        return [where + '  (outside the indexed root)']
+    chunk = frame['chunk']
+    if chunk is not None:
+        rows = marked_text(chunk, frame['line']) if full else \
+            trace_window(chunk, frame['line'])
+        return [where, '    ' + hit_header(chunk)] + ['    ' + row for row in rows.split('\n')]
+    if not frame['line']:
+        return [where, f"    {frame['path']}: the trace gives no line"]
+    note = '  [stale]' if frame.get('stale') else ''
+    rows = [where, f"    {frame['path']}:{frame['line']}: outside any indexed definition{note}"]
+    if 'source_line' in frame:
+        rows.append(f"    > {frame['line']} | {frame['source_line']}")
+    return rows
+
+
+def trace_window(chunk, line):
+    """The definition's header line and TRACE_CONTEXT lines each side of line, marked."""
+    lines = chunk['text'].split('\n')
+    first = max(chunk['start'], line - TRACE_CONTEXT)
+    last = min(chunk['end'], line + TRACE_CONTEXT)
+    name = chunk['symbol'].rpartition('.')[2]
+    header = next((number for number, text in enumerate(lines, chunk['start'])
+                   if name in text), chunk['start'])
+    shown = ([header] if header < first else []) + list(range(first, last + 1))
+    width = len(str(last))
+    rows, previous = [], None
+    for number in shown:
+        if previous is not None and number > previous + 1:
+            rows.append(f"  {'.' * width} |")
+        text = lines[number - chunk['start']] if number - chunk['start'] < len(lines) else ''
+        rows.append(f"{'>' if number == line else ' '} {number:>{width}} | {text}")
+        previous = number
+    return '\n'.join(rows)
 
 
 def format_outline(found):
@@ -5348,7 +5699,8 @@ MCP_TOOLS = {
     'locate': ('The innermost function or class holding a line of a file.', {
         'path': {'type': 'string', 'minLength': 1, 'description': 'relative to the root'},
         'line': integer_schema('1-based line number'), **BUDGET}, ['path', 'line']),
-    'explain_traceback': ('The indexed code behind each frame of a Python traceback.', {
+    'explain_traceback': ('The indexed code behind each frame of a stack trace: Python, '
+                          'Java, Kotlin, Go, Node.js, Rust or .NET, also inside a longer log.', {
         'traceback': {'type': 'string', 'minLength': 1}, **BUDGET}, ['traceback']),
     'file_outline': ('The definitions of a file, or of the files under a folder, in line '
                      'order, with their kinds and lines.', {
@@ -5434,7 +5786,7 @@ def mcp_call(index, name, arguments):
     elif name == 'explain_traceback':
         explained = explain_traceback(index, arguments['traceback'])
         if not any(block['frames'] for block in explained):
-            raise ValueError('no "File ..., line N" frames found in the traceback')
+            raise ValueError('no stack trace frames found in the text')
         text = format_traceback(explained)
         truncated = len(text) > budget
         structured = dict(traceback_json(explained), truncated=truncated)
@@ -5645,8 +5997,9 @@ def build_parser():
     symbol.add_argument('name')
     at = command('at', 'the function around PATH:LINE')
     at.add_argument('location', metavar='PATH:LINE')
-    trace = command('trace', 'explain a Python traceback')
-    trace.add_argument('file', nargs='?', default='-', help="the traceback's file, or - for stdin")
+    trace = command('trace', 'explain a stack trace (Python, Java, Kotlin, Go, Node.js, Rust, .NET)')
+    trace.add_argument('file', nargs='?', default='-', help="the trace's file, or - for stdin")
+    trace.add_argument('--full', action='store_true', help='print whole definitions')
     outline_command = command('outline', 'the definitions of files, in line order')
     outline_command.add_argument('paths', nargs='*', metavar='PATH',
                                  help='files or folders (default: every indexed file)')
@@ -5801,13 +6154,13 @@ def run_trace(args):
             with open(args.file, encoding='utf-8', errors='replace') as handle:
                 text = handle.read()
     except OSError as error:
-        raise IndexProblem(f'cannot read traceback {args.file}: {error.strerror}') from None
+        raise IndexProblem(f'cannot read trace {args.file}: {error.strerror}') from None
     with damaged_index_guard(args.index):
         explained = explain_traceback(index, text)
     if args.json:
         emit_json(traceback_json(explained))
     else:
-        print(format_traceback(explained))
+        print(format_traceback(explained, args.full))
     return 0
 
 

@@ -4,6 +4,8 @@
 Not a unittest module (its name does not start with ``test_``); run it by hand:
 
     python tests/bench_code.py [--runs N] [--quick] [--python EXE] [--tool PATH] [--markdown]
+                               [--no-polyglot | --languages go,java,rust,typescript]
+                               [--polyglot-only] [--npm-package NAME]
 
 It copies the ``.py`` files of the running interpreter's standard library
 (without site-packages, dist-packages and __pycache__) into a temp folder and
@@ -24,26 +26,65 @@ times whole processes, all in the same run, and prints medians with min and max:
 It prints the ratios (b)/(a), (c)/(b), (d)/(b), (f)/(e) and 2x/1x, and
 PASS/FAIL for each target of the code-index issue. A tool without ``index`` and
 ``search`` subcommands (the tutorial's version) gets (a) and (f) only.
-The tool's stdout is discarded; a failing command stops the benchmark with its
-stderr tail (exit status 2). Exit status 0 when the benchmark completed, whatever
-the targets say. Progress goes to stderr. Everything lives in one temp folder,
-removed at the end.
+
+Then (i), the polyglot corpus (on by default; --no-polyglot turns it off,
+--languages chooses, --polyglot-only skips (a)-(h) but keeps the Python copy as
+the baseline). Each language whose source is on this machine is copied into the
+temp folder, only that language's files, so that its row measures that
+language; a missing source (or npm missing or failing) is one stderr line and
+the row is left out:
+
+  go          the .go files of /usr/share/go-1.19/src (Debian golang-1.19-src),
+              the whole tree as shipped: cmd/, vendor/ and testdata/ included
+  java        the .java files of the java.base module in the src.zip of
+              /usr/lib/jvm/java-17-openjdk-*/ (Debian openjdk-17-source), read
+              with zipfile
+  rust        the .rs files of /usr/src/rustc-*/library (Debian rust-src)
+  typescript  the .ts and .tsx files of the npm package rxjs (--npm-package),
+              without the declaration files (.d.ts): `npm pack NAME --offline`,
+              then --prefer-offline, in the temp folder, read with tarfile
+  python      the copy of the stdlib above, the baseline row
+
+Files larger than the tool's default --max-file-size (2 MiB) are left out of
+each copy (and counted), so MB is what the tool reads. For each language, one
+round per run, languages interleaved, the benchmark times a cold ``index``
+(fresh --out path) with the tool's default --jobs (one worker per core) and with
+``--jobs 1`` (one process; when the tool has --jobs), and the same for an empty
+folder (the fixed start-up cost). It prints per language and jobs setting:
+files, MB, median cold seconds (min - max), MB/s, s/MB, net s/MB (median cold
+minus the empty folder's median at the same jobs setting), the ratio of the
+net s/MB to Python's in the same run (and the raw ratio), the peak RSS (max
+over runs; with workers the largest single process), and what the tool wrote
+to stderr (skipped files, notes; listed below the table). Runs: --runs when
+given, else 2 (1 with --quick). The targets: each language's net s/MB at
+--jobs 1 is at most 1.5x Python's, and the peak RSS of indexing Go (both jobs
+settings) stays under 300 MB. A language whose index command fails is reported
+(stderr tail) and its target is FAIL; the rest goes on.
+
+The tool's stdout is discarded; a failing command in (a)-(h) stops the benchmark
+with its stderr tail (exit status 2). Exit status 0 when the benchmark
+completed, whatever the targets say. Progress goes to stderr. Everything lives
+in one temp folder, removed at the end.
 """
 import argparse
 import ast
+import glob
 import hashlib
 import os
+import re
 import shutil
 import statistics
 import subprocess
 import sys
 import sysconfig
+import tarfile
 import tempfile
 import threading
 import time
 import unicodedata
 import warnings
-from pathlib import Path
+import zipfile
+from pathlib import Path, PurePosixPath
 
 DEFAULT_TOOL = Path(__file__).resolve().parent.parent / 'code_search.py'
 QUESTIONS = (
@@ -66,6 +107,27 @@ REINDEX_OVER_COLD_MAX = 0.10   # (c)/(b); (d) may add the parse of the file
 INDEX_RSS_MAX_MB = 300
 SEARCH_RSS_MAX_MB = 250
 SEARCH_GROWTH_2X_MAX = 2.2     # (e) at 2x / (e) at 1x
+LANGUAGE_OVER_PYTHON_MAX = 1.5  # (i) net s/MB of a language / Python's, --jobs 1
+GO_RSS_MAX_MB = 300             # (i) peak RSS of indexing Go, strictly under
+
+# (i) The polyglot corpus: where each source may be (glob patterns, first match
+# wins; several matches: the highest version), and which files are copied.
+POLYGLOT_LANGUAGES = ('go', 'java', 'rust', 'typescript')
+LANGUAGE_ALIASES = {'ts': 'typescript', 'golang': 'go', 'rs': 'rust'}
+GO_SOURCES = ('/usr/share/go-1.19/src', '/usr/share/go-*/src', '/usr/lib/go-*/src')
+JAVA_SOURCES = ('/usr/lib/jvm/java-17-openjdk-*/lib/src.zip', '/usr/lib/jvm/*/lib/src.zip')
+JAVA_MODULE = 'java.base'
+RUST_SOURCES = ('/usr/src/rustc-*/library',)
+NPM_PACKAGE = 'rxjs'
+NPM_PACK_FLAGS = ('--offline', '--prefer-offline')
+NPM_TIMEOUT = 180
+SUFFIXES = {'python': ('.py',), 'go': ('.go',), 'java': ('.java',), 'rust': ('.rs',),
+            'typescript': ('.ts', '.tsx')}
+EXCLUDED_SUFFIXES = {'typescript': ('.d.ts', '.d.tsx')}
+MAX_FILE_SIZE = 2 * 1024 * 1024  # the tool's default --max-file-size
+POLYGLOT_RUNS = 2                # when --runs is not given; 1 with --quick
+EMPTY_ROW = '(empty folder)'
+STDERR_LISTED_MAX = 8            # tool stderr lines listed per language
 
 # The floor, run by the tool's interpreter as `python -c FLOOR_CODE ROOT`.
 FLOOR_CODE = r'''
@@ -101,11 +163,12 @@ def progress(message):
 # --- Running and measuring child processes ---------------------------------
 
 class Result:
-    def __init__(self, seconds, rss_bytes, stdout, stderr_lines):
+    def __init__(self, seconds, rss_bytes, stdout, stderr_lines, stderr_text=''):
         self.seconds = seconds
         self.rss_bytes = rss_bytes
         self.stdout = stdout
         self.stderr_lines = stderr_lines
+        self.stderr_text = stderr_text
 
 
 def run(cmd, timeout, capture=False, check=True):
@@ -156,7 +219,7 @@ def run(cmd, timeout, capture=False, check=True):
         tail = '\n'.join(err_text.rstrip('\n').splitlines()[-25:])
         raise CommandFailed('command failed (%s):\n  %s\n--- stderr tail ---\n%s'
                             % (why, ' '.join(map(str, cmd)), tail or '(empty)'))
-    return Result(seconds, rss, stdout, len(err_text.splitlines()))
+    return Result(seconds, rss, stdout, len(err_text.splitlines()), err_text)
 
 
 class Series:

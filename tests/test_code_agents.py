@@ -472,7 +472,7 @@ class TraceCommandTests(unittest.TestCase):
     def test_text_output_marks_each_frame_line_and_ends_with_message(self):
         for chain in ('cause', 'context'):
             with self.subTest(chain=chain):
-                result = run_tool('trace', '-', '--index', self.index,
+                result = run_tool('trace', '-', '--index', self.index, '--full',
                                   input=self.tracebacks[chain])
                 self.assertEqual(result.returncode, 0, result.stderr)
                 out = result.stdout
@@ -611,7 +611,7 @@ class ParseTracebackTests(unittest.TestCase):
                 cleanup()
             KeyError: 'session'
             ''')
-        self.assertEqual(code_search.parse_traceback(text), [
+        self.assertEqual(python_blocks(text), [
             {'frames': [{'file': '/srv/proj/app/helper.py', 'line': 10, 'name': 'load'},
                         {'file': '/usr/lib/python3.12/json/__init__.py', 'line': 346,
                          'name': 'loads'}],
@@ -652,7 +652,7 @@ class ParseTracebackTests(unittest.TestCase):
                 | TypeError: b
                 +------------------------------------
             ''')
-        self.assertEqual(code_search.parse_traceback(text), [
+        self.assertEqual(python_blocks(text), [
             {'frames': [{'file': '/srv/proj/main.py', 'line': 13, 'name': '<module>'},
                         {'file': '/srv/proj/main.py', 'line': 12, 'name': 'run'}],
              'message': 'ExceptionGroup: many (2 sub-exceptions)', 'then': ''},
@@ -683,13 +683,20 @@ class ParseTracebackTests(unittest.TestCase):
                 | OSError: busy
                 +------------------------------------
             ''')
-        parsed = code_search.parse_traceback(text)
+        parsed = python_blocks(text)
         self.assertEqual([([(f['file'], f['line'], f['name']) for f in b['frames']],
                            b['message'], b['then']) for b in parsed],
                          [([('/srv/proj/a.py', 3, 'f')], 'OSError: disk full', CONTEXT),
                           ([('/srv/proj/a.py', 8, 'h')],
                            'ExceptionGroup: cleanup (1 sub-exception)', ''),
                           ([('/srv/proj/b.py', 5, 'close')], 'OSError: busy', '')])
+
+
+def python_blocks(text):
+    """parse_traces' blocks without their language and block names (all Python here)."""
+    blocks = code_search.parse_traces(text)
+    assert {block['language'] for block in blocks} <= {'python'}, blocks
+    return [{key: block[key] for key in ('frames', 'message', 'then')} for block in blocks]
 
 
 class MatchFramePathTests(unittest.TestCase):

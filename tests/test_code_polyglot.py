@@ -5,13 +5,11 @@ with ../shared/tools/ts_chunks.py), line provenance, CRLF and BOM, and a fuzz of
 and splices.  Standard library only."""
 import hashlib
 import json
-import random
 import shutil
 import subprocess
 import sys
 import textwrap
 import unittest
-from pathlib import Path
 
 from tests.support import CODE_TOOL, ENV, ROOT, TempDirCase, run_cli, write
 

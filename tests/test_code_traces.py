@@ -1,0 +1,347 @@
+"""code_search.py trace on real stack traces of every language.
+
+tests/fixtures/traces/<language>/ holds a small program and the traces it printed
+(trace_*.txt, captured once, absolute paths of the machine that ran them kept), with
+the answer for each frame that points into the program: its file, line and the
+definition that holds the line (*.expected.json; see the README there).  Standard
+library only."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import unittest
+
+from tests.support import CODE_TOOL, ENV, ROOT, TempDirCase, run_cli, write
+
+import code_search
+
+TRACES = ROOT / 'tests' / 'fixtures' / 'traces'
+LANGUAGES = ('java', 'kotlin', 'go', 'node', 'rust', 'python')
+
+
+def cli(*args, **kwargs):
+    return run_cli(CODE_TOOL, *args, **kwargs)
+
+
+def program_index(case, language):
+    """Index a copy of one fixture program (its sources only); the index's path."""
+    root = case.tmp / language
+    shutil.copytree(TRACES / language, root,
+                    ignore=shutil.ignore_patterns('*.txt', '*.json'))
+    out = case.tmp / f'{language}.json'
+    result = cli('index', root, '--out', out)
+    case.assertEqual(result.returncode, 0, result.stderr)
+    return out
+
+
+def own_frames(traced):
+    """The frames of trace --json output that point into the program, in order, as
+    (kind, path, line, symbol); symbol None for module level."""
+    found = []
+    for block in traced['exceptions']:
+        for frame in block['frames']:
+            if not frame['inside_root']:
+                continue
+            kind = 'created_by' if frame['name'].startswith('created by ') else \
+                'header' if frame['name'] == '(panicked here)' else 'frame'
+            symbol = frame['chunk']['symbol'] if frame['chunk'] else None
+            found.append((kind, frame['path'], frame['line'],
+                          None if symbol == '<module>' else symbol))
+    return found
+
+
+class RealTraceTests(TempDirCase):
+    """Every frame of every captured trace resolves to the definition that holds it."""
+
+    def test_every_language(self):
+        for language in LANGUAGES:
+            out = program_index(self, language)
+            for trace in sorted((TRACES / language).glob('*.txt')):
+                with self.subTest(trace=f'{language}/{trace.name}'):
+                    result = cli('trace', trace, '--index', out, '--json')
+                    self.assertEqual(result.returncode, 0, result.stderr)
+                    ours = [f for f in own_frames(json.loads(result.stdout))
+                            if f[0] == 'frame']
+                    answers = json.loads(trace.with_suffix('.expected.json').read_text())
+                    wanted = [('frame', a['file'], a['line'] or 0, a['symbol'])
+                              for a in answers if a['kind'] == 'frame']
+                    # a frame that names no file (a Rust release build) has no answer path
+                    ours = [(k, w[1] if w[1] is None else p, line, s)
+                            for (k, p, line, s), w in zip(ours, wanted)] + ours[len(wanted):]
+                    self.assertEqual(ours, wanted)
+
+    def test_go_created_by_lines_and_rust_headers_are_located(self):
+        out = program_index(self, 'go')
+        traced = json.loads(cli('trace', TRACES / 'go' / 'trace_index_all.txt',
+                                '--index', out, '--json').stdout)
+        created = [f for f in own_frames(traced) if f[0] == 'created_by']
+        self.assertEqual(created[0][1:], ('cmd/shop/main.go', 33, 'indexPanic'))
+        out = program_index(self, 'rust')
+        traced = json.loads(cli('trace', TRACES / 'rust' / 'trace_mod_nobt.txt',
+                                '--index', out, '--json').stdout)
+        self.assertEqual(own_frames(traced), [('header', 'src/main.rs', 8, 'pricing.discount')])
+        self.assertEqual(traced['exceptions'][0]['message'], 'discount 150% is more than the price')
+
+    def test_blocks_and_languages(self):
+        out = program_index(self, 'java')
+        traced = json.loads(cli('trace', TRACES / 'java' / 'trace_chain.txt', '--index', out,
+                                '--json').stdout)
+        self.assertEqual([(b['language'], b['block']) for b in traced['exceptions']],
+                         [('java', 'exception'), ('java', 'caused by'),
+                          ('java', 'caused by 2')])
+        frame = traced['exceptions'][1]['frames'][0]
+        self.assertEqual((frame['language'], frame['block'], frame['name']),
+                         ('java', 'caused by', 'com.example.shop.Main$1.lambda$run$0'))
+        out = program_index(self, 'go')
+        traced = json.loads(cli('trace', TRACES / 'go' / 'trace_index_all.txt', '--index',
+                                out, '--json').stdout)
+        blocks = [b['block'] for b in traced['exceptions']]
+        self.assertEqual(blocks[0], 'goroutine 1 [running]')
+        self.assertTrue(traced['exceptions'][0]['message'].startswith('panic: runtime error'))
+        self.assertIn('goroutine 18 [chan receive]', blocks)
+
+    def test_human_output_shows_a_window_and_the_message_last(self):
+        out = program_index(self, 'node')
+        result = cli('trace', TRACES / 'node' / 'trace_handled.txt', '--index', out)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        text = result.stdout
+        self.assertIn('javascript exception:\n  at Object.find (', text)
+        self.assertRegex(text, r'\[code-\d+\] src/services/repo\.js:\d+-\d+ repo\.find\n')
+        self.assertRegex(text, r'\n    >\s+8 \| ')
+        self.assertIn('(outside the indexed root)', text)
+        self.assertTrue(text.rstrip().endswith('TypeError: bad id -2'), text[-300:])
+        self.assertLess(len(text.splitlines()), 200)
+        full = cli('trace', TRACES / 'node' / 'trace_handled.txt', '--index', out, '--full')
+        self.assertGreater(len(full.stdout.splitlines()), len(text.splitlines()))
+
+    def test_window_is_the_header_and_lines_around_the_frame(self):
+        root = self.tmp / 'proj'
+        body = '\n'.join(f'    x{n} = {n}' for n in range(1, 30))
+        write(root / 'app' / 'work.py', f'def long_function():\n{body}\n    raise ValueError(x1)\n')
+        out = self.tmp / 'i.json'
+        cli('index', root, '--out', out)
+        trace = ('Traceback (most recent call last):\n'
+                 '  File "/elsewhere/app/work.py", line 20, in long_function\n'
+                 '    x19 = 19\nValueError: 1\n')
+        text = cli('trace', '-', '--index', out, input=trace).stdout
+        rows = [row for row in text.splitlines() if '|' in row]
+        self.assertEqual([row.split('|')[0].strip() for row in rows],
+                         ['1', '..', '17', '18', '19', '> 20', '21', '22', '23'])
+        self.assertEqual(code_search.TRACE_CONTEXT, 3)
+
+
+class TraceTrapTests(unittest.TestCase):
+    """parse_traces on the traps of each format, and traces inside longer logs."""
+
+    def parse(self, text):
+        return code_search.parse_traces(textwrap.dedent(text))
+
+    def test_java_traps(self):
+        blocks = self.parse('''\
+            2026-12-01 10:00:01 ERROR [main] c.e.App - request failed
+            java.lang.IllegalStateException: boom
+            \tat java.base/jdk.internal.reflect.NativeMethodAccessorImpl.invoke0(Native Method)
+            \tat com.example.App$Inner.lambda$run$0(App.java:12) ~[app.jar:?]
+            \tat com.example.UtilKt.helper(Util.kt:7)
+            \tat com.example.App.<init>(Unknown Source)
+            \t... 3 more
+            \tSuppressed: java.io.IOException: close failed
+            \t\tat com.example.App.close(App.java:40)
+            2026-12-01 10:00:02 INFO  [main] c.e.App - still running
+            ''')
+        self.assertEqual([(b['language'], b['block'], b['message']) for b in blocks],
+                         [('java', 'exception', 'java.lang.IllegalStateException: boom'),
+                          ('java', 'suppressed', 'java.io.IOException: close failed')])
+        self.assertEqual([(f['file'], f['line']) for f in blocks[0]['frames']],
+                         [('jdk/internal/reflect/NativeMethodAccessorImpl.java', 0),
+                          ('com/example/App.java', 12), ('com/example/Util.kt', 7),
+                          ('com/example/App.java', 0)])
+
+    def test_kotlin_frames_stay_in_the_exception_they_follow(self):
+        blocks = self.parse('''\
+            Exception in thread "main" java.lang.IndexOutOfBoundsException: Index: 1
+            \tat com.example.shop.MoneyKt.toCents(Money.kt:5)
+            \tat java.base/java.util.Collections$SingletonList.get(Collections.java:4960)
+            ''')
+        self.assertEqual(len(blocks), 1)
+        self.assertEqual(blocks[0]['language'], 'kotlin')
+
+    def test_go_traps(self):
+        blocks = self.parse('''\
+            panic: runtime error: invalid memory address or nil pointer dereference [recovered]
+            [signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x45f3b6]
+
+            goroutine 1 [running]:
+            main.(*List[...]).At(0xc000012345?, {0x4b2c20?, 0xc0000a2000?})
+            \t/home/dev/shop/list.go:13 +0x3c
+            example.com/shop/store.(*Server).Name(...)
+            \texample.com/shop/store/server.go:18
+            main.run.func1()
+            \t/home/dev/shop/main.go:40 +0x25
+            created by main.start in goroutine 1
+            \t/home/dev/shop/main.go:30 +0x66
+
+            goroutine 7 [chan receive, 2 minutes]:
+            main.worker(0x0)
+            \t/home/dev/shop/main.go:50 +0x10
+            exit status 2
+            ''')
+        self.assertEqual([b['block'] for b in blocks],
+                         ['goroutine 1 [running]', 'goroutine 7 [chan receive, 2 minutes]'])
+        self.assertTrue(blocks[0]['message'].startswith('panic: runtime error'))
+        self.assertEqual([(f['name'], f['file'], f['line']) for f in blocks[0]['frames']],
+                         [('main.(*List[...]).At', '/home/dev/shop/list.go', 13),
+                          ('example.com/shop/store.(*Server).Name',
+                           'example.com/shop/store/server.go', 18),
+                          ('main.run.func1', '/home/dev/shop/main.go', 40),
+                          ('created by main.start', '/home/dev/shop/main.go', 30)])
+        self.assertEqual(code_search.frame_function('main.(*List[...]).At'), 'At')
+        self.assertEqual(code_search.frame_function('main.run.func1'), 'run')
+
+    def test_node_traps(self):
+        blocks = self.parse('''\
+            /srv/app/src/ticker.js:6
+                if (state.n > 0) throw new Error('ticker state corrupt');
+                                 ^
+
+            Error: wrapped [ERR_X]: failure
+                at Timeout.tick [as _onTimeout] (/srv/app/src/ticker.js:6:28)
+                at new Report (file:///srv/app/src/report.mjs:4:23)
+                at async file:///srv/app/src/report.mjs:24:1
+                at /srv/app/src/app.js:23:13
+                at listOnTimeout (node:internal/timers:581:17) {
+              [cause]: TypeError: bad id -2
+                  at Object.find (/srv/app/src/repo.js:8:13)
+            }
+
+            Node.js v20.20.2
+            ''')
+        self.assertEqual([(b['block'], b['message']) for b in blocks],
+                         [('exception', 'Error: wrapped [ERR_X]: failure'),
+                          ('cause', 'TypeError: bad id -2')])
+        self.assertEqual([(f['name'], f['file'], f['line']) for f in blocks[0]['frames']],
+                         [('Timeout.tick [as _onTimeout]', '/srv/app/src/ticker.js', 6),
+                          ('new Report', '/srv/app/src/report.mjs', 4),
+                          ('', '/srv/app/src/report.mjs', 24),
+                          ('', '/srv/app/src/app.js', 23),
+                          ('listOnTimeout', 'node:internal/timers', 581)])
+        self.assertEqual(code_search.frame_function('Timeout.tick [as _onTimeout]'), 'tick')
+        self.assertEqual(code_search.frame_function('new Report'), 'Report')
+
+    def test_rust_traps(self):
+        blocks = self.parse('''\
+            thread 'main' (8342) panicked at src/store.rs:14:19:
+            index out of bounds: the len is 2 but the index is 5
+            stack backtrace:
+               0:     0x558f1119bd0a - std[e28293b1aa0f68bd]::panicking::begin_panic
+                                           at /rustc/5980761/library/std/src/panicking.rs:117:9
+               1:     0x558f11171464 - shop::store::Store::get::h855fa0270026b3c9
+                                           at /home/dev/shop/src/store.rs:14:19
+               2: <shop::store::Store as core::fmt::Display>::fmt
+                         at ./src/store.rs:30:9
+               3: shop::run::{{closure}}
+                         at ./src/main.rs:20:5
+               4: shop::main
+            note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.
+            ''')
+        self.assertEqual(len(blocks), 1)
+        self.assertEqual(blocks[0]['message'], 'index out of bounds: the len is 2 but the index is 5')
+        self.assertEqual([(f['name'], f['file'], f['line']) for f in blocks[0]['frames']],
+                         [('(panicked here)', 'src/store.rs', 14),
+                          ('std::panicking::begin_panic',
+                           '/rustc/5980761/library/std/src/panicking.rs', 117),
+                          ('shop::store::Store::get', '/home/dev/shop/src/store.rs', 14),
+                          ('<shop::store::Store as core::fmt::Display>::fmt', './src/store.rs', 30),
+                          ('shop::run::{{closure}}', './src/main.rs', 20),
+                          ('shop::main', '', 0)])
+        self.assertEqual(code_search.frame_function('<shop::store::Store as core::fmt::Display>::fmt'),
+                         'fmt')
+        self.assertEqual(code_search.frame_function('shop::run::{{closure}}'), 'run')
+        old = self.parse("thread 'main' panicked at 'too big', src/main.rs:8:13\n")
+        self.assertEqual((old[0]['message'], old[0]['frames'][0]['line']), ('too big', 8))
+
+    def test_dotnet_frames(self):
+        blocks = self.parse((TRACES / 'dotnet' / 'handmade.txt').read_text())
+        self.assertEqual(blocks[0]['language'], 'csharp')
+        self.assertEqual(blocks[0]['message'],
+                         "System.Exception: Exception of type 'System.Exception' was thrown.")
+        first = blocks[0]['frames'][0]
+        self.assertEqual((first['file'], first['line']),
+                         ('C:\\Work\\AoA\\test\\AoA.Gaia\\Standalone.Server\\Program.cs', 41))
+        self.assertEqual(code_search.frame_function(first['name']), 'AsyncMethod')
+
+    def test_python_inside_a_log(self):
+        blocks = self.parse('''\
+            INFO starting
+            Traceback (most recent call last):
+              File "/srv/app/main.py", line 3, in <module>
+                run()
+            ValueError: bad
+            INFO restarting in 5 s
+            ''')
+        self.assertEqual([(b['language'], len(b['frames']), b['message']) for b in blocks],
+                         [('python', 1, 'ValueError: bad')])
+        self.assertEqual(blocks[0]['frames'][0]['line'], 3)
+
+    def test_text_without_a_trace(self):
+        self.assertEqual(code_search.parse_traces('all good\nnothing to see\n'), [])
+
+
+class FrameMatchingTests(TempDirCase):
+    """Frames map by path suffix; names break ties but never move a frame off its line."""
+
+    def test_an_installed_copy_maps_onto_the_checkout(self):
+        checkout = self.tmp / 'checkout'
+        write(checkout / 'src' / 'mypkg' / '__init__.py', '')
+        write(checkout / 'src' / 'mypkg' / 'core.py',
+              'def helper(value):\n    return 10 // value\n\n\ndef run():\n    return helper(0)\n')
+        installed = self.tmp / 'venv' / 'lib' / 'site-packages'
+        shutil.copytree(checkout / 'src' / 'mypkg', installed / 'mypkg')
+        out = self.tmp / 'i.json'
+        cli('index', checkout, '--out', out)
+        run = subprocess.run([sys.executable, '-c', 'import mypkg.core; mypkg.core.run()'],
+                             capture_output=True, text=True, timeout=60,
+                             env=dict(ENV, PYTHONPATH=str(installed)))
+        self.assertIn(str(installed), run.stderr)
+        traced = json.loads(cli('trace', '-', '--index', out, '--json',
+                                input=run.stderr).stdout)
+        frames = [(f['path'], f['chunk']['symbol'] if f['chunk'] else None)
+                  for b in traced['exceptions'] for f in b['frames'] if f['inside_root']]
+        self.assertEqual(frames, [('src/mypkg/core.py', 'run'), ('src/mypkg/core.py', 'helper')])
+
+    def test_names_break_ties_between_equal_paths(self):
+        for folder, method in (('a', 'start'), ('b', 'stop')):
+            write(self.tmp / 'repo' / folder / 'com' / 'x' / 'Main.java',
+                  f'package com.x;\n\npublic class Main {{\n    void {method}() {{\n'
+                  f'        throw new RuntimeException();\n    }}\n}}\n')
+        out = self.tmp / 'i.json'
+        cli('index', self.tmp / 'repo', '--out', out)
+        for method, folder in (('start', 'a'), ('stop', 'b')):
+            trace = (f'java.lang.RuntimeException\n\tat com.x.Main.{method}(Main.java:5)\n')
+            traced = json.loads(cli('trace', '-', '--index', out, '--json', input=trace).stdout)
+            frame = traced['exceptions'][0]['frames'][0]
+            self.assertEqual((frame['path'], frame['chunk']['symbol']),
+                             (f'{folder}/com/x/Main.java', f'Main.{method}'))
+        trace = 'java.lang.RuntimeException\n\tat com.x.Main.other(Main.java:1)\n'
+        frame = json.loads(cli('trace', '-', '--index', out, '--json', input=trace)
+                           .stdout)['exceptions'][0]['frames'][0]
+        self.assertEqual(frame['chunk']['symbol'], '<module>')
+
+    def test_a_single_shared_file_name_is_not_enough(self):
+        write(self.tmp / 'repo' / 'pkg' / 'models.py', 'def f():\n    pass\n')
+        write(self.tmp / 'repo' / 'util.py', 'def g():\n    pass\n')
+        out = self.tmp / 'i.json'
+        cli('index', self.tmp / 'repo', '--out', out)
+        index = code_search.open_index_file(out)
+        match = code_search.match_frame_path
+        self.assertIsNone(match(index, '/elsewhere/other/models.py'))
+        self.assertEqual(match(index, '/elsewhere/pkg/models.py'), 'pkg/models.py')
+        self.assertEqual(match(index, 'models.py'), 'pkg/models.py')
+        self.assertEqual(match(index, '/from/another/machine/util.py'), 'util.py')
+        self.assertIsNone(match(index, os.path.join(os.path.dirname(os.__file__), 'os.py')))
+
+
+if __name__ == '__main__':
+    unittest.main()
