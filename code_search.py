@@ -4917,9 +4917,9 @@ def known_language(name):
     return name.lower()
 
 
-def file_filter(index, globs, languages):
-    """A predicate over an index's relative paths for --path globs and --lang names;
-    None when neither is given."""
+def file_filter(records, globs, languages):
+    """A predicate over relative paths for --path globs and --lang names, given the
+    files' records ({relative: {'language', ...}}); None when neither is given."""
     accept_path = path_filter(globs) if globs else None
     wanted = {language.lower() for language in languages}
     if accept_path is None and not wanted:
@@ -4927,7 +4927,7 @@ def file_filter(index, globs, languages):
 
     def accepts(relative):
         return (accept_path is None or accept_path(relative)) and (
-            not wanted or index['files'][relative].get('language', 'python') in wanted)
+            not wanted or records[relative].get('language', 'python') in wanted)
     return accepts
 
 
@@ -5485,6 +5485,260 @@ def index_status(index, path):
             'indexed_at': index.get('indexed_at', '')}
 
 
+# --- Plain tools for agents: grep, read, ls ------------------------------------------------
+# What an agent reaches for when it knows what it wants: a regular expression over the
+# files, a file's lines by number, the folders and files.  They work on the files an
+# index covers, or on the files under a root chosen by the index's own rules, read as
+# the index reads them, so their line numbers are search's and at's.
+
+class FileSet(NamedTuple):
+    """The files grep, read and ls work on: {relative: record} with each file's
+    'language' (and, from an index, its 'revision' and chunk 'count'), under root."""
+    root: str
+    files: dict
+    index: dict = None       # the searchable index, when the files are an index's
+    skipped: tuple = ()      # files under a root that its rules leave out, reported
+
+
+def index_files(index):
+    """The files of a searchable index as a FileSet."""
+    return FileSet(index['root'], index['files'], index)
+
+
+def root_files(root, options=IndexOptions()):
+    """The files under a root that index would read, as a FileSet."""
+    found, skipped = list_tree(root, options)
+    return FileSet(str(root), {relative: {'language': language_of(relative) or 'text'}
+                               for relative in found}, None, tuple(skipped))
+
+
+def file_lines(files, relative):
+    """(lines, sha256 hex) of a file of the set as it is now, numbered as index numbers
+    them; SkipFile when it cannot be read or is not text."""
+    data = read_file(os.path.join(files.root, *relative.split('/')), READ_BACK_LIMIT)[0]
+    if files.files[relative]['language'] == 'python':
+        lines = source_lines(decode_source(data))
+    else:
+        if b'\0' in data:
+            raise SkipFile('skipped: binary file (contains NUL bytes)')
+        lines = text_lines(decode_text(data))
+    return lines, hashlib.sha256(data).hexdigest()
+
+
+def definitions_now(files, relative, lines, sha256):
+    """(start, end, symbol) of a file's chunks: the index's rows while the file is as
+    indexed, else the file chunked again now."""
+    record = files.files[relative]
+    if files.index is not None and sha256.startswith(record.get('revision') or '-'):
+        return [(row[ROW_START], row[ROW_END], row[ROW_SYMBOL])
+                for row in file_rows(files.index, relative)]
+    data = '\n'.join(lines).encode('utf-8')
+    try:
+        read = chunk_file(data, relative, sha256)
+    except SkipFile:
+        return []
+    return [(chunk['start'], chunk['end'], chunk['symbol']) for chunk in read.chunks]
+
+
+def innermost(definitions, line):
+    """The (start, end, symbol) that holds line most tightly, or None."""
+    holding = [d for d in definitions if d[0] <= line <= d[1]]
+    return min(holding, key=lambda d: (d[1] - d[0], -d[0])) if holding else None
+
+
+class GrepQuery(NamedTuple):
+    """What grep looks for and where."""
+    pattern: str
+    fixed: bool = False          # -F: the pattern is a literal string
+    ignore_case: bool = False    # -i
+    word: bool = False           # -w: only whole words
+    accept: object = None        # a predicate over relative paths (--path, --lang)
+    max_count: int = 0           # per file; 0: no limit
+    max_results: int = 0         # in all; 0: no limit
+    offset: int = 0              # matches to pass over first (the next page)
+
+
+def grep_regex(query):
+    """The compiled pattern of a query; ValueError with re's reason when it is bad."""
+    pattern = re.escape(query.pattern) if query.fixed else query.pattern
+    if query.word:
+        pattern = r'(?<!\w)(?:' + pattern + r')(?!\w)'
+    try:
+        return re.compile(pattern, re.MULTILINE | (re.IGNORECASE if query.ignore_case else 0))
+    except (re.error, OverflowError, RecursionError) as error:
+        raise ValueError(f'bad regular expression {query.pattern!r}: {error}') from None
+
+
+def grep(files, query, report=None):
+    """{'pattern', 'matches': [{'path', 'line', 'column', 'text', 'symbol', 'start',
+    'end'}], 'files_searched', 'truncated'} of a query over a FileSet, in path order;
+    'next_offset' when max_results cut it.  report(relative, reason) hears of each file
+    that could not be read."""
+    regex = grep_regex(query)
+    matches, searched, seen, truncated = [], 0, 0, False
+    for relative in files.files:
+        if query.accept is not None and not query.accept(relative):
+            continue
+        try:
+            data = read_file(os.path.join(files.root, *relative.split('/')), READ_BACK_LIMIT)[0]
+        except SkipFile as skip:
+            if report:
+                report(relative, skip.reason)
+            continue
+        python = files.files[relative]['language'] == 'python'
+        if not python and b'\0' in data:
+            continue
+        searched += 1
+        try:
+            text = decode_source(data) if python else decode_text(data)
+        except SkipFile as skip:
+            if report:
+                report(relative, skip.reason)
+            continue
+        if not regex.search(text):
+            continue
+        lines = source_lines(text) if python else text_lines(text)
+        sha256 = hashlib.sha256(data).hexdigest()
+        found = file_matches(regex, lines, query.max_count)
+        truncated = truncated or len(found) == query.max_count > 0
+        definitions = definitions_now(files, relative, lines, sha256) if found else []
+        for line, column in found:
+            seen += 1
+            if seen <= query.offset:
+                continue
+            if query.max_results and len(matches) == query.max_results:
+                return {'pattern': query.pattern, 'matches': matches, 'files_searched': searched,
+                        'truncated': True, 'next_offset': seen - 1}
+            holder = innermost(definitions, line)
+            matches.append({'path': relative, 'line': line, 'column': column,
+                            'text': lines[line - 1][:LONG_LINE],
+                            'symbol': holder[2] if holder else None,
+                            'start': holder[0] if holder else None,
+                            'end': holder[1] if holder else None})
+    return {'pattern': query.pattern, 'matches': matches, 'files_searched': searched,
+            'truncated': truncated}
+
+
+def file_matches(regex, lines, max_count):
+    """(line, column) of each line of a file that the pattern matches, 1-based."""
+    found = []
+    for number, line in enumerate(lines, 1):
+        match = regex.search(line)
+        if match:
+            found.append((number, match.start() + 1))
+            if len(found) == max_count:
+                break
+    return found
+
+
+def read_lines(files, path, start=1, end=None):
+    """{'path', 'start', 'end', 'total_lines', 'revision', 'stale', 'text'} of lines
+    start..end (1-based, inclusive, end clipped to the file) of a file of the set;
+    LookupError for a path outside it, a link or a binary file."""
+    relative = resolve_file_set_path(files, path)
+    try:
+        lines, sha256 = file_lines(files, relative)
+    except SkipFile as skip:
+        raise LookupError(f'cannot read {relative}: {skip.reason.replace("skipped: ", "")}') \
+            from None
+    total = len(lines)
+    end = total if end is None else min(end, total)
+    if start > max(total, 1) or start > end and total:
+        raise LookupError(f'{relative} has {total} lines; line {start} is past its end')
+    revision = (files.files[relative].get('revision') or '') if files.index else ''
+    return {'path': relative, 'start': start, 'end': end, 'total_lines': total,
+            'revision': sha256[:12], 'stale': bool(revision) and
+            not sha256.startswith(revision), 'text': '\n'.join(lines[start - 1:end])}
+
+
+def resolve_file_set_path(files, path):
+    """A file's relative path in the set, from a path relative to the root or absolute
+    inside it; LookupError for anything else (outside the root, through a symbolic link
+    out of it, ignored, not indexed)."""
+    candidate = path.replace('\\', '/')
+    if os.path.isabs(path):
+        absolute = os.path.normpath(path)
+        if os.path.commonpath([absolute, files.root]) != os.path.normpath(files.root):
+            raise LookupError(f'path is outside the root: {path}')
+        candidate = os.path.relpath(absolute, files.root).replace(os.sep, '/')
+    parts = [part for part in candidate.split('/') if part not in ('', '.')]
+    if '..' in parts:
+        raise LookupError(f'path is outside the root: {path}')
+    relative = '/'.join(parts)
+    full = os.path.join(files.root, *parts)
+    real_root = os.path.realpath(files.root)
+    if os.path.commonpath([os.path.realpath(full), real_root]) != real_root:
+        raise LookupError(f'path leads outside the root through a symbolic link: {path}')
+    if relative not in files.files:
+        what = 'indexed' if files.index is not None else 'read by index (ignored or skipped)'
+        raise LookupError(f'not a file that is {what}: {path}')
+    return relative
+
+
+def list_folder(files, path='', depth=1, everything=False):
+    """{'path', 'entries': [{'path', 'type', 'language', 'files', 'chunks'}]} of the
+    folders and files under a folder of the set, depth levels down; with everything,
+    also the files and folders left out, each with its 'reason'."""
+    folder = resolve_folder(files, path)
+    prefix = folder + '/' if folder else ''
+    entries = {}
+    for relative, record in files.files.items():
+        if not relative.startswith(prefix):
+            continue
+        parts = relative[len(prefix):].split('/')
+        for level in range(1, min(len(parts), depth) + 1):
+            name = prefix + '/'.join(parts[:level])
+            if level == len(parts):
+                entries[name] = {'path': name, 'type': 'file',
+                                 'language': record.get('language', 'python'),
+                                 'chunks': record.get('count', 0)}
+            else:
+                entry = entries.setdefault(name, {'path': name + '/', 'type': 'folder',
+                                                  'files': 0, 'chunks': 0})
+                entry['files'] += 1
+                entry['chunks'] += record.get('count', 0)
+    if everything:
+        for left_out in left_out_under(files, folder):
+            name = left_out['path'].rstrip('/')
+            if name[len(prefix):].count('/') < depth and name not in entries:
+                entries[name] = left_out
+    return {'path': prefix or './', 'entries': [entries[name] for name in sorted(entries)]}
+
+
+def resolve_folder(files, path):
+    """A folder of the set's relative path ('' for the root); LookupError otherwise."""
+    candidate = path.replace('\\', '/')
+    if os.path.isabs(path):
+        absolute = os.path.normpath(path)
+        if os.path.commonpath([absolute, files.root]) != os.path.normpath(files.root):
+            raise LookupError(f'path is outside the root: {path}')
+        candidate = os.path.relpath(absolute, files.root).replace(os.sep, '/')
+    parts = [part for part in candidate.split('/') if part not in ('', '.')]
+    if '..' in parts:
+        raise LookupError(f'path is outside the root: {path}')
+    folder = '/'.join(parts)
+    if folder and not any(relative.startswith(folder + '/') for relative in files.files):
+        raise LookupError(f'not a folder that holds indexed files: {path}')
+    return folder
+
+
+def left_out_under(files, folder):
+    """The files and folders under a folder that are not in the set, with the reason:
+    the walk's reasons (from the root, so every ignore file counts), the index's skipped
+    files, and files new since indexing."""
+    prefix = folder + '/' if folder else ''
+    skipped = {item['path']: item['reason'] for item in (files.index or {}).get('skipped', ())}
+    found = []
+    for item in walk_tree(files.root, IndexOptions()):
+        if not item.relative.startswith(prefix) or item.relative in files.files:
+            continue
+        reason = skipped.get(item.relative) or item.reason or \
+            'not in the index (new since indexing: run index)'
+        found.append({'path': item.relative, 'type': 'folder' if item.relative.endswith('/')
+                      else 'file', 'reason': reason})
+    return found
+
+
 # --- Output: the tutorial's lines for people, one JSON object for machines -------------
 
 def hit_header(hit):
@@ -5597,6 +5851,66 @@ def trace_window(chunk, line):
     return '\n'.join(rows)
 
 
+def format_grep(result, lines_of, context=0, files_only=False):
+    """grep's matches for people, as ripgrep prints them: path:line:text, context lines
+    path-line-text and '--' between groups; the definition holding a run of matches is
+    named above it (path:start-end symbol).  lines_of(path) gives a file's lines for
+    the context.  Nothing at all when nothing matched."""
+    if files_only:
+        return '\n'.join(dict.fromkeys(match['path'] for match in result['matches']))
+    by_path = collections.defaultdict(dict)
+    for match in result['matches']:
+        by_path[match['path']][match['line']] = match
+    out = []
+    for path, matched in by_path.items():
+        lines = lines_of(path) if context else []
+        shown, holder = [], None
+        for line in matched:
+            first, last = max(1, line - context), min(line + context, max(len(lines), line))
+            if shown and first <= shown[-1][1] + 1:
+                shown[-1][1] = max(shown[-1][1], last)
+            else:
+                shown.append([first, last])
+        for first, last in shown:
+            if context and out:
+                out.append('--')
+            group = [matched[n] for n in range(first, last + 1) if n in matched]
+            for number in range(first, last + 1):
+                match = matched.get(number) or (group[0] if number == first else None)
+                if match is not None and match['symbol'] is not None and \
+                        (match['start'], match['symbol']) != holder and \
+                        not match['symbol'].startswith(path + ':L'):     # a window's name
+                    holder = (match['start'], match['symbol'])
+                    out.append(f"{path}:{match['start']}-{match['end']} {match['symbol']}")
+                if number in matched:
+                    out.append(f"{path}:{number}:{matched[number]['text']}")
+                else:
+                    out.append(f"{path}-{number}-{lines[number - 1][:LONG_LINE]}")
+    return '\n'.join(out)
+
+
+def format_read(result):
+    """Lines with their numbers, as at shows them."""
+    width = len(str(result['end']))
+    return '\n'.join(f'{number:>{width}} | {text}' for number, text in
+                     enumerate(result['text'].split('\n'), result['start'])) \
+        if result['total_lines'] else ''
+
+
+def format_listing(listing):
+    """ls for people: a line per folder and file, with language, files and chunks."""
+    rows = []
+    for entry in listing['entries']:
+        if 'reason' in entry:
+            rows.append((entry['path'], f"[{entry['reason']}]"))
+        elif entry['type'] == 'folder':
+            rows.append((entry['path'], f"{entry['files']} files, {entry['chunks']} chunks"))
+        else:
+            rows.append((entry['path'], f"{entry['language']}, {entry['chunks']} chunks"))
+    width = max((len(path) for path, _ in rows), default=0)
+    return '\n'.join(f'{path:<{width}}  {what}' for path, what in rows)
+
+
 def format_outline(found):
     """An outline for people: each file with its language, then its definitions with
     their lines, members indented under the definitions that hold them."""
@@ -5665,15 +5979,19 @@ def progress_line():
 
 MCP_VERSIONS = ('2025-11-25', '2025-06-18', '2025-03-26')   # newest first
 MCP_DEFAULT_MAX_CHARS = 20000   # clients cap a tool result near 25,000 tokens
+MCP_GREP_RESULTS = 50           # grep_code's matches when max_results is not given
 MCP_INSTRUCTIONS = (
-    'Search a code base (Python, JavaScript, TypeScript, Java, Kotlin, Go, Rust, and '
-    'other text files in line windows) without running it. Use find_symbol when you '
-    'know a name (Invoice.total_with_tax or total_with_tax), locate for the function '
-    'around path:line, explain_traceback to see the code behind every frame of a '
-    'traceback, search_code for a question in English or Korean, file_outline for the '
-    'definitions of a file or folder, index_status for what is indexed.  Results give '
-    'path, lines, symbol, language, revision (SHA-256 prefix) and text; stale=true '
-    'means the file changed since indexing: run code_search.py index again.')
+    'Read a code base (Python, JavaScript, TypeScript, Java, Kotlin, Go, Rust, and other '
+    'text files) without running it. Exact tools first: explain_traceback for any stack '
+    'trace or log with one (every frame with its code); grep_code for an identifier, an '
+    'error message or any exact text (every occurrence, with the definition around '
+    'it); find_symbol when you know a name (Invoice.total_with_tax or total_with_tax); '
+    'locate for the function around path:line; read_file for lines by number (the '
+    'numbers every tool gives); list_files and file_outline to see what is where. Use '
+    'search_code for a question in English or Korean when you do not know the words '
+    'the code uses. Results give path, lines, symbol, language, revision (SHA-256 '
+    'prefix) and text; stale=true means the file changed since indexing: run '
+    'code_search.py index again. Long results say how to get the rest.')
 
 
 def integer_schema(description, minimum=1, maximum=None):
@@ -5707,6 +6025,30 @@ MCP_TOOLS = {
         'path': {'type': 'string', 'minLength': 1,
                  'description': 'a file or folder relative to the root (. for all)'},
         **BUDGET}, ['path']),
+    'grep_code': ('Every line that matches a regular expression (or, with fixed, a literal '
+                  'string), in path order, each with the definition that holds it: the '
+                  'exact tool for identifiers and error messages.', {
+        'pattern': {'type': 'string', 'minLength': 1, 'description': 'a Python regular '
+                    'expression, or a literal string with fixed'},
+        'fixed': {'type': 'boolean', 'description': 'take pattern literally'},
+        'ignore_case': {'type': 'boolean'},
+        'path_glob': {'type': 'string', 'description': 'only files under this folder or '
+                      'matching this glob, as --path takes it; comma-separated globs'},
+        'context': integer_schema('lines to show around each match', 0, 20),
+        'max_results': integer_schema(f'most matches to return (default {MCP_GREP_RESULTS})',
+                                      1, 2000),
+        'offset': integer_schema('matches to pass over: the next_offset of a cut result', 0),
+        **BUDGET}, ['pattern']),
+    'read_file': ('Lines start..end (1-based, inclusive) of an indexed file with their '
+                  'numbers: the line numbers every other tool gives.', {
+        'path': {'type': 'string', 'minLength': 1, 'description': 'relative to the root'},
+        'start': integer_schema('first line (default 1)'),
+        'end': integer_schema('last line (default: the last)'), **BUDGET}, ['path']),
+    'list_files': ('The indexed folders and files under a folder, with each file\'s language '
+                   'and chunks and each folder\'s files.', {
+        'path': {'type': 'string', 'description': 'a folder relative to the root (default: '
+                 'the root)'},
+        'depth': integer_schema('levels to list (default 1)', 1, 20), **BUDGET}, []),
     'index_status': ('What the index holds: root, files, chunks, skipped, when.', {}, []),
 }
 
@@ -5731,6 +6073,8 @@ def argument_problems(name, arguments):
         elif spec['type'] == 'string' and not (isinstance(value, str)
                                                and len(value) >= spec.get('minLength', 0)):
             problems.append(f'{key!r} must be a non-empty string')
+        elif spec['type'] == 'boolean' and not isinstance(value, bool):
+            problems.append(f'{key!r} must be true or false')
         elif spec['type'] == 'integer' and (type(value) is not int
                                             or value < spec.get('minimum', value)
                                             or value > spec.get('maximum', value)):
@@ -5772,7 +6116,7 @@ def mcp_call(index, name, arguments):
         if '..' in re.split(r'[/,]', ''.join(globs)):
             raise LookupError(f'path is outside the indexed root: {globs[0]}')
         languages = [known_language(name) for name in split_globs([arguments.get('language', '')])]
-        accept = file_filter(index, globs, languages)
+        accept = file_filter(index['files'], globs, languages)
         hits = with_text(index, search_index(index, arguments['query'],
                                              arguments.get('top_k', 5), accept))
     elif name == 'find_symbol':
@@ -5792,6 +6136,9 @@ def mcp_call(index, name, arguments):
         structured = dict(traceback_json(explained), truncated=truncated)
         return (text[:budget] + ('\n[output truncated to max_chars]' if truncated else ''),
                 structured)
+    elif name in ('grep_code', 'read_file', 'list_files'):
+        return {'grep_code': mcp_grep, 'read_file': mcp_read,
+                'list_files': mcp_list}[name](index, arguments, budget)
     elif name == 'file_outline':
         found = outline(index, [arguments['path']])
         text = format_outline(found)
@@ -5804,6 +6151,71 @@ def mcp_call(index, name, arguments):
         return json.dumps(status, ensure_ascii=False, indent=2), status
     results, truncated = budgeted(hits, budget)
     return hits_as_text(results, truncated), {'results': results, 'truncated': truncated}
+
+
+def mcp_grep(index, arguments, budget):
+    """grep_code: matches in the text budget, and where the next page starts."""
+    globs = split_globs([arguments.get('path_glob', '')])
+    if '..' in re.split(r'[/,]', ''.join(globs)):
+        raise LookupError(f"path is outside the indexed root: {arguments['path_glob']}")
+    files = index_files(index)
+    offset = arguments.get('offset', 0)
+    query = GrepQuery(arguments['pattern'], arguments.get('fixed', False),
+                      arguments.get('ignore_case', False), False,
+                      file_filter(index['files'], globs, []), 0,
+                      arguments.get('max_results', MCP_GREP_RESULTS), offset)
+    result = grep(files, query)
+    lines = functools.lru_cache(maxsize=64)(lambda path: file_lines(files, path)[0])
+    context = arguments.get('context', 0)
+    matches, text = result['matches'], format_grep(result, lines, context)
+    kept = len(matches)
+    while kept and len(text) > budget:
+        kept = min(kept - 1, kept * budget // len(text))
+        text = format_grep(dict(result, matches=matches[:kept]), lines, context)
+    if kept < len(matches):
+        result = dict(result, matches=matches[:kept], truncated=True, next_offset=offset + kept)
+    if 'next_offset' in result:
+        text += (f"\n[cut after {len(result['matches'])} matches: call grep_code again with "
+                 f"offset={result['next_offset']} for the rest]")
+    return text or 'no matches', result
+
+
+def mcp_read(index, arguments, budget):
+    """read_file: the lines that fit the budget, and the next start when cut."""
+    result = read_lines(index_files(index), arguments['path'], arguments.get('start', 1),
+                        arguments.get('end'))
+    lines = result['text'].split('\n') if result['total_lines'] else []
+    kept, used = 0, 0
+    for line in lines:
+        used += len(line) + len(str(result['end'])) + 4
+        if used > budget and kept:
+            break
+        kept += 1
+    if kept < len(lines):
+        end = result['start'] + kept - 1
+        result = dict(result, end=end, text='\n'.join(lines[:kept]), truncated=True,
+                      next_start=end + 1)
+    text = format_read(result)
+    if result.get('truncated'):
+        text += (f"\n[cut at line {result['end']} of {result['total_lines']}: call read_file "
+                 f"with start={result['next_start']} for the rest]")
+    return text or f"{result['path']} is empty", result
+
+
+def mcp_list(index, arguments, budget):
+    """list_files: the entries that fit the budget."""
+    listing = list_folder(index_files(index), arguments.get('path', ''),
+                          arguments.get('depth', 1))
+    text, entries = format_listing(listing), listing['entries']
+    kept = len(entries)
+    while kept and len(text) > budget:
+        kept = min(kept - 1, kept * budget // len(text))
+        text = format_listing(dict(listing, entries=entries[:kept]))
+    listing = dict(listing, entries=entries[:kept], truncated=kept < len(entries))
+    if listing['truncated']:
+        text += (f'\n[cut after {kept} of {len(entries)} entries: list a subfolder (path) '
+                 f'or a smaller depth]')
+    return text or 'nothing indexed here', listing
 
 
 def mcp_response(message, state):
@@ -5918,7 +6330,8 @@ def write_message(stdout, message):
 
 # --- Command line ------------------------------------------------------------------------
 
-SUBCOMMANDS = ('index', 'search', 'symbol', 'at', 'trace', 'outline', 'mcp')
+SUBCOMMANDS = ('index', 'search', 'symbol', 'at', 'trace', 'outline', 'grep', 'read', 'ls',
+               'mcp')
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -6006,10 +6419,54 @@ def build_parser():
     for sub in (search, symbol, at, trace, outline_command):
         sub.add_argument('--index', default=DEFAULT_INDEX, metavar='FILE', help='index file')
         sub.add_argument('--json', action='store_true', help='print one JSON object')
+    grep = command('grep', 'search the files for a regular expression, as ripgrep does')
+    grep.add_argument('pattern', help="a Python regular expression (-F: a literal string)")
+    grep.add_argument('root', nargs='?', help='search the files under this folder, not an index')
+    grep.add_argument('-F', '--fixed-strings', action='store_true', help='PATTERN is literal')
+    grep.add_argument('-i', '--ignore-case', action='store_true', help='ignore case')
+    grep.add_argument('-w', '--word-regexp', action='store_true', help='only whole words')
+    grep.add_argument('-C', '--context', type=positive_int, metavar='N',
+                      help='show N lines around each match')
+    grep.add_argument('-l', '--files-with-matches', action='store_true',
+                      help='print only the paths of files that match')
+    grep.add_argument('-m', '--max-count', type=positive_int, metavar='N',
+                      help='at most N matching lines per file')
+    grep.add_argument('--path', action='append', default=[], metavar='GLOB',
+                      help="only files under or matching GLOB; '!GLOB' excludes; repeatable")
+    grep.add_argument('--lang', action='append', default=[], metavar='LANG', type=language_name,
+                      help='only files in LANG; repeatable')
+    read = command('read', "print a file's lines with their numbers")
+    read.add_argument('location', metavar='PATH[:START[-END]]')
+    read.add_argument('root', nargs='?', help='read from this folder, not an index')
+    ls = command('ls', 'list the indexed folders and files')
+    ls.add_argument('path', nargs='?', default='', help='a folder (default: the root)')
+    ls.add_argument('--depth', type=positive_int, default=1, metavar='N',
+                    help='levels to list (default: 1)')
+    ls.add_argument('--all', action='store_true',
+                    help='also files and folders left out, with the reason')
+    for sub in (grep, read):
+        sub.add_argument('--index', metavar='FILE',
+                         help=f'index file (default: {DEFAULT_INDEX}, when no ROOT is given)')
+        sub.add_argument('--json', action='store_true', help='print one JSON object')
+    ls.add_argument('--index', default=DEFAULT_INDEX, metavar='FILE', help='index file')
+    ls.add_argument('--json', action='store_true', help='print one JSON object')
     mcp = command('mcp', 'serve the index to MCP clients over stdio')
     mcp.add_argument('root', nargs='?', help='index this folder in memory instead')
     mcp.add_argument('--index', default=DEFAULT_INDEX, metavar='FILE', help='index file')
     return parser
+
+
+def parse_command_line(argv):
+    """The arguments of a command.  grep and read take their optional ROOT after any
+    option too (grep -i PATTERN -l ROOT), as ripgrep users type it."""
+    parser = build_parser()
+    if argv[0] in ('grep', 'read'):
+        commands = next(action for action in parser._actions
+                        if isinstance(action, argparse._SubParsersAction))
+        args = commands.choices[argv[0]].parse_intermixed_args(argv[1:])
+        args.command = argv[0]
+        return args
+    return parser.parse_args(argv)
 
 
 def one_shot_parser():
@@ -6071,7 +6528,7 @@ def run_search(args):
     index = open_index_file(args.index)
     for glob in unmatched_globs(index['files'], args.path):
         warn(f'--path {glob!r} matches no indexed file')
-    accept = file_filter(index, args.path, args.lang)
+    accept = file_filter(index['files'], args.path, args.lang)
     with damaged_index_guard(args.index):
         hits = with_text(index, search_index(index, args.question, args.top_k, accept))
     print_hits(args.question, hits, args.json)
@@ -6089,6 +6546,75 @@ def run_outline(args):
         emit_json(found)
     else:
         print(format_outline(found))
+    return 0
+
+
+def open_file_set(args):
+    """The files grep and read run on: those under ROOT when it is given, else the
+    index's (--index, default code_index.json)."""
+    if args.root and args.index:
+        raise IndexProblem('give ROOT or --index, not both')
+    if args.root:
+        return root_files(require_folder(args.root))
+    return index_files(open_index_file(args.index or DEFAULT_INDEX))
+
+
+def run_grep(args):
+    files = open_file_set(args)
+    try:
+        query = GrepQuery(args.pattern, args.fixed_strings, args.ignore_case, args.word_regexp,
+                          file_filter(files.files, args.path, args.lang), args.max_count or 0)
+        grep_regex(query)
+    except ValueError as error:
+        raise IndexProblem(str(error)) from None
+    for glob in unmatched_globs(files.files, args.path):
+        warn(f'--path {glob!r} matches no file')
+    report_skipped(list(files.skipped))
+    unreadable = []
+    with damaged_index_guard(args.index or DEFAULT_INDEX) if files.index else \
+            contextlib.nullcontext():
+        result = grep(files, query, lambda path, reason: unreadable.append(
+            skip_record(path, reason)))
+    report_skipped(unreadable)
+    if args.json:
+        emit_json(result)
+    elif result['matches']:
+        lines = functools.lru_cache(maxsize=64)(lambda path: file_lines(files, path)[0])
+        print(format_grep(result, lines, args.context or 0, args.files_with_matches))
+    return 0
+
+
+def run_read(args):
+    path, start, end = args.location, 1, None
+    head, _, tail = args.location.rpartition(':')
+    span = re.fullmatch(r'(\d+)(?:-(\d+))?', tail)
+    if head and span:
+        path, start = head, int(span[1])
+        end = int(span[2]) if span[2] else None
+        if start < 1 or (end is not None and end < start):
+            raise IndexProblem(f'expected PATH:START-END with 1 <= START <= END, got {tail!r}')
+    files = open_file_set(args)
+    try:
+        result = read_lines(files, path, start, end)
+    except LookupError as error:
+        raise IndexProblem(str(error.args[0])) from None
+    if args.json:
+        emit_json(result)
+    elif result['total_lines']:
+        print(format_read(result))
+    return 0
+
+
+def run_ls(args):
+    files = index_files(open_index_file(args.index))
+    try:
+        listing = list_folder(files, args.path, args.depth, args.all)
+    except LookupError as error:
+        raise IndexProblem(str(error.args[0])) from None
+    if args.json:
+        emit_json(listing)
+    elif listing['entries']:
+        print(format_listing(listing))
     return 0
 
 
@@ -6194,9 +6720,10 @@ def main(argv=None):
     with interrupts_end_the_run():
         try:
             if argv and (argv[0] in SUBCOMMANDS or argv[0] in ('-h', '--help', '--version')):
-                args = build_parser().parse_args(argv)
+                args = parse_command_line(argv)
                 return {'index': run_index, 'search': run_search, 'symbol': run_symbol,
                         'at': run_at, 'trace': run_trace, 'outline': run_outline,
+                        'grep': run_grep, 'read': run_read, 'ls': run_ls,
                         'mcp': run_mcp}[args.command](args)
             return run_one_shot(one_shot_parser().parse_args(argv))
         except IndexProblem as problem:

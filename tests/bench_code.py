@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark of code_search.py on a copy of the CPython standard library.
+"""Benchmark of code_search.py on a copy of the CPython stdlib, and of Go, Java, Rust, TypeScript.
 
 Not a unittest module (its name does not start with ``test_``); run it by hand:
 
@@ -268,7 +268,8 @@ def copy_stdlib(dest, utf8_only=False):
                     ast.parse(data, str(path))
                     if utf8_only:
                         ast.parse(data.decode('utf-8'), str(path))
-            except (SyntaxError, ValueError, RecursionError, MemoryError):  # incl. UnicodeDecodeError
+            # ValueError includes UnicodeDecodeError.
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
                 dropped += 1
                 dropped_names.append(path.relative_to(source).as_posix())
                 continue
@@ -386,7 +387,7 @@ def measure_scale(label, root, change_rel, args, work, has_index, oneshot_runs):
         m['first_lines'] = {}
         for q in QUESTIONS:  # untimed warm-up, and a look at the answer
             res = run([py, tool, 'search', q, '--index', str(base)], timeout, capture=True)
-            lines = [l for l in res.stdout.splitlines() if l.strip()]
+            lines = [line for line in res.stdout.splitlines() if line.strip()]
             m['first_lines'][q] = lines[0][:90] if lines else '(no output)'
             progress('%s (e) warm-up %r -> %s' % (label, q, m['first_lines'][q]))
         for i in range(1, runs + 1):
@@ -469,11 +470,14 @@ def build_rows(one, two, has_index):
         add('(b) cold index', lambda m: m['cold'].seconds, fmt_s,
             lambda m: '(b)/(a) = %s' % fmt_ratio(ratio(m['cold'].median(), m['floor'].median())))
         add('(c) no-change re-index', lambda m: m['nochange'].seconds, fmt_s,
-            lambda m: '(c)/(b) = %s' % fmt_ratio(ratio(m['nochange'].median(), m['cold'].median()), 3))
+            lambda m: '(c)/(b) = %s'
+            % fmt_ratio(ratio(m['nochange'].median(), m['cold'].median()), 3))
         add('(d) re-index, 1 file changed', lambda m: m['changed'].seconds, fmt_s,
-            lambda m: '(d)/(b) = %s' % fmt_ratio(ratio(m['changed'].median(), m['cold'].median()), 3))
+            lambda m: '(d)/(b) = %s'
+            % fmt_ratio(ratio(m['changed'].median(), m['cold'].median()), 3))
         add('(d) re-index, 1 file deleted', lambda m: m['deleted'].seconds, fmt_s,
-            lambda m: '(d)/(b) = %s' % fmt_ratio(ratio(m['deleted'].median(), m['cold'].median()), 3))
+            lambda m: '(d)/(b) = %s'
+            % fmt_ratio(ratio(m['deleted'].median(), m['cold'].median()), 3))
         for q in QUESTIONS:
             add('(e) search "%s"' % q, lambda m, q=q: m['search'][q].seconds, fmt_s)
         add('(e) search, median of the 5 questions', lambda m: m['search_all'].seconds, fmt_s,
@@ -503,10 +507,12 @@ def build_targets(one, two, has_index):
 
     speedup = ratio(one['oneshot'].median(), one['search_median'])
     check('search >= %gx faster than one-shot, whole process' % SEARCH_SPEEDUP_MIN,
-          '(f)/(e) = %s' % fmt_ratio(speedup, 1), None if speedup is None else speedup >= SEARCH_SPEEDUP_MIN)
+          '(f)/(e) = %s' % fmt_ratio(speedup, 1),
+          None if speedup is None else speedup >= SEARCH_SPEEDUP_MIN)
     worst_q = max(QUESTIONS, key=lambda q: one['search'][q].median())
     check('search about %.1f s or less (median of questions)' % SEARCH_SECONDS_MAX,
-          '%s (slowest question %s)' % (fmt_s(one['search_median']), fmt_s(one['search'][worst_q].median())),
+          '%s (slowest question %s)'
+          % (fmt_s(one['search_median']), fmt_s(one['search'][worst_q].median())),
           one['search_median'] <= SEARCH_SECONDS_MAX)
     cold = ratio(one['cold'].median(), one['floor'].median())
     check('cold index <= %gx the floor (a)' % COLD_OVER_FLOOR_MAX,
@@ -518,7 +524,8 @@ def build_targets(one, two, has_index):
     changed = one['changed'].median()
     check('1 changed file <= 10% of cold + parsing it',
           '%s vs %s (no-change %s, file parse %.1f ms)' % (
-              fmt_s(changed), fmt_s(budget), fmt_s(one['nochange'].median()), one['parse_file'] * 1000),
+              fmt_s(changed), fmt_s(budget), fmt_s(one['nochange'].median()),
+              one['parse_file'] * 1000),
           changed <= budget)
     deleted = ratio(one['deleted'].median(), one['cold'].median())
     check('1 deleted file <= 10% of cold',
@@ -564,7 +571,8 @@ def render(header, rows, targets, two_measured, markdown):
         out += ['- ' + h for h in header] + ['']
         for heads_, body, right in ((heads, table, True), (target_heads, targets, False)):
             out.append('| ' + ' | '.join(heads_) + ' |')
-            out.append('|' + '|'.join('---:' if right and i else '---' for i in range(len(heads_))) + '|')
+            out.append('|' + '|'.join('---:' if right and i else '---'
+                                      for i in range(len(heads_))) + '|')
             for line in body:
                 out.append('| ' + ' | '.join(c.replace('|', '\\|') for c in line) + ' |')
             out.append('')
@@ -584,21 +592,466 @@ def render(header, rows, targets, two_measured, markdown):
     return '\n'.join(out)
 
 
+# --- (i) Polyglot corpus ----------------------------------------------------------
+
+class Corpus:
+    """One language's copy in the temp folder: its source, files and bytes."""
+
+    def __init__(self, name, root, source, files=0, size=0):
+        self.name = name
+        self.root = root
+        self.source = source
+        self.files = files
+        self.size = size
+        self.left_out = 0      # larger than MAX_FILE_SIZE, not copied
+        self.error = None      # the failing index command, if any
+        self.stderr = {}       # jobs setting -> the tool's stderr lines of its first run
+
+    def add(self, target, data):
+        if len(data) > MAX_FILE_SIZE:
+            self.left_out += 1
+            return
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        self.files += 1
+        self.size += len(data)
+
+
+def natural_key(text):
+    return [int(t) if t.isdigit() else t for t in re.split(r'(\d+)', text)]
+
+
+def find_source(patterns):
+    """The first pattern that matches; of several matches, the highest version."""
+    for pattern in patterns:
+        found = sorted((p for p in glob.glob(pattern) if os.path.exists(p)), key=natural_key)
+        if found:
+            return Path(found[-1])
+    return None
+
+
+def wanted(name, language):
+    return (name.endswith(SUFFIXES[language])
+            and not name.endswith(EXCLUDED_SUFFIXES.get(language, ())))
+
+
+def safe_relative(name):
+    """An archive member's name as a relative Path, or None if it would leave the folder."""
+    parts = PurePosixPath(name).parts
+    if not parts or name.startswith('/') or any(part in ('', '..') for part in parts):
+        return None
+    return Path(*parts)
+
+
+def copy_language_tree(source, dest, language):
+    """Copy the language's regular files of a folder tree (links not followed)."""
+    corpus = Corpus(language, dest, str(source))
+    for folder, dirs, names in os.walk(source):
+        dirs.sort()
+        for name in sorted(names):
+            path = Path(folder, name)
+            if wanted(name, language) and not path.is_symlink() and path.is_file():
+                corpus.add(dest / path.relative_to(source), path.read_bytes())
+    return corpus
+
+
+def copy_java(src_zip, dest):
+    """Extract the .java files of JAVA_MODULE from an OpenJDK src.zip."""
+    corpus = Corpus('java', dest, '%s, module %s' % (src_zip, JAVA_MODULE))
+    with zipfile.ZipFile(str(src_zip)) as archive:
+        for info in sorted(archive.infolist(), key=lambda i: i.filename):
+            rel = safe_relative(info.filename)
+            if (info.is_dir() or rel is None or rel.parts[0] != JAVA_MODULE
+                    or not wanted(rel.name, 'java')):
+                continue
+            if info.file_size > MAX_FILE_SIZE:
+                corpus.left_out += 1
+                continue
+            corpus.add(dest / rel, archive.read(info))
+    return corpus
+
+
+def npm_pack(package, folder):
+    """`npm pack PACKAGE` in folder: (the .tgz, how it was got) or (None, why not)."""
+    npm = shutil.which('npm')
+    if npm is None:
+        return None, 'npm not found on PATH'
+    folder.mkdir(parents=True, exist_ok=True)
+    errors = []
+    for flag in NPM_PACK_FLAGS:
+        cmd = [npm, 'pack', package, flag, '--ignore-scripts']
+        try:
+            proc = subprocess.run(cmd, cwd=str(folder), stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  timeout=NPM_TIMEOUT)
+        except (OSError, subprocess.SubprocessError) as error:
+            errors.append('%s: %s' % (flag, error))
+            continue
+        packed = sorted(folder.glob('*.tgz'))
+        if proc.returncode == 0 and packed:
+            return packed[-1], 'npm pack %s %s' % (package, flag)
+        lines = proc.stderr.decode('utf-8', 'replace').strip().splitlines()
+        said = [line for line in lines if 'error' in line.lower()][:2] or lines[-1:]
+        said = ': ' + ' / '.join(said) if said else ''
+        errors.append('%s: exit status %s%s' % (flag, proc.returncode, said))
+    return None, 'npm pack %s failed (%s)' % (package, '; '.join(errors))
+
+
+def copy_npm(tgz, dest, how):
+    """Extract the .ts/.tsx files (no .d.ts, nothing under node_modules) of a .tgz."""
+    corpus = Corpus('typescript', dest, '%s (%s)' % (tgz.name, how))
+    with tarfile.open(str(tgz)) as archive:
+        for member in sorted(archive.getmembers(), key=lambda m: m.name):
+            rel = safe_relative(member.name)
+            if (not member.isfile() or rel is None or 'node_modules' in rel.parts
+                    or not wanted(rel.name, 'typescript')):
+                continue
+            if member.size > MAX_FILE_SIZE:
+                corpus.left_out += 1
+                continue
+            corpus.add(dest / rel, archive.extractfile(member).read())
+    return corpus
+
+
+def copy_language(language, dest, work, npm_package):
+    """(Corpus, None) or (None, why the language is skipped)."""
+    if language == 'typescript':
+        tgz, how = npm_pack(npm_package, work / 'npm')
+        if tgz is None:
+            return None, how
+        return copy_npm(tgz, dest, how), None
+    patterns, package = {'go': (GO_SOURCES, 'golang-1.19-src'),
+                         'java': (JAVA_SOURCES, 'openjdk-17-source'),
+                         'rust': (RUST_SOURCES, 'rust-src')}[language]
+    source = find_source(patterns)
+    if source is None:
+        return None, 'source not found (Debian %s): none of %s' % (package, ', '.join(patterns))
+    if language == 'java':
+        return copy_java(source, dest), None
+    return copy_language_tree(source, dest, language), None
+
+
+def build_polyglot(languages, base, work, npm_package):
+    """Copy each language present; returns ([Corpus], {language: why skipped})."""
+    corpora, missing = [], {}
+    for language in languages:
+        try:
+            corpus, why = copy_language(language, base / language, work, npm_package)
+        except (OSError, zipfile.BadZipFile, tarfile.TarError) as error:
+            corpus, why = None, 'cannot copy: %s' % error
+        if corpus is not None and corpus.files == 0:
+            corpus, why = None, 'no %s files in %s' % ('/'.join(SUFFIXES[language]), corpus.source)
+        if corpus is None:
+            missing[language] = why
+            progress('(i) %s skipped: %s' % (language, why))
+            continue
+        progress('(i) %s: copied %d files (%.1f MB) from %s; %d left out (> %d bytes)'
+                 % (language, corpus.files, corpus.size / MB, corpus.source, corpus.left_out,
+                    MAX_FILE_SIZE))
+        corpora.append(corpus)
+    return corpora, missing
+
+
+def own_rss():
+    """This process's current RSS in bytes (Linux /proc/self/status), or None."""
+    try:
+        with open('/proc/self/status') as handle:
+            for line in handle:
+                if line.startswith('VmRSS:'):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def reset_peak_rss():
+    """Lower this process's peak RSS to its current RSS; True if done (Linux only).
+
+    A child started by vfork (or fork) and exec keeps the parent's peak as the
+    start of its ru_maxrss, so a peak left by copying the corpora would floor
+    every child's reading.
+    """
+    try:
+        with open('/proc/self/clear_refs', 'w') as handle:
+            handle.write('5')
+        return True
+    except OSError:
+        return False
+
+
+def jobs_label(jobs):
+    return 'default' if jobs is None else str(jobs)
+
+
+def measure_polyglot(corpora, args, work, jobs_settings):
+    """(i) Cold index of every corpus at every jobs setting, interleaved, per run.
+
+    Returns {(name, jobs): Series}. A corpus whose command fails gets .error and
+    is left out of the later runs.
+    """
+    series = {(c.name, jobs): Series() for c in corpora for jobs in jobs_settings}
+    idx_dir = work / 'index-polyglot'
+    runs = args.polyglot_runs
+    for i in range(1, runs + 1):
+        for corpus in corpora:
+            for jobs in jobs_settings:
+                if corpus.error:
+                    continue
+                out_dir = idx_dir / ('%s-%s-%d' % (corpus.name.strip('()').replace(' ', '-'),
+                                                   jobs_label(jobs), i))
+                out_dir.mkdir(parents=True)
+                cmd = [args.python, str(args.tool), 'index', str(corpus.root),
+                       '--out', str(out_dir / INDEX_NAME)]
+                if jobs is not None:
+                    cmd += ['--jobs', str(jobs)]
+                try:
+                    res = run(cmd, args.timeout)
+                except CommandFailed as error:
+                    corpus.error = str(error)
+                    progress('(i) %s, --jobs %s: %s' % (corpus.name, jobs_label(jobs), error))
+                    continue
+                finally:
+                    shutil.rmtree(str(out_dir), ignore_errors=True)
+                series[corpus.name, jobs].add(res)
+                corpus.stderr.setdefault(jobs, res.stderr_text.splitlines())
+                rate = ', %.2f MB/s' % (corpus.size / MB / res.seconds) if corpus.size else ''
+                progress('(i) %s cold index, --jobs %s, %d/%d: %.3f s%s, %.0f MB RSS, '
+                         '%d stderr lines' % (corpus.name, jobs_label(jobs), i, runs, res.seconds,
+                                              rate, (res.rss_bytes or 0) / MB, res.stderr_lines))
+    shutil.rmtree(str(idx_dir), ignore_errors=True)
+    return series
+
+
+def polyglot_metrics(corpora, series, jobs_settings):
+    """{(name, jobs): median, raw and net s/MB, their ratios to Python's}."""
+    empty = {jobs: series[EMPTY_ROW, jobs].median()
+             for jobs in jobs_settings if (EMPTY_ROW, jobs) in series}
+    metrics = {}
+    for corpus in corpora:
+        for jobs in jobs_settings:
+            mid = series[corpus.name, jobs].median()
+            mb = corpus.size / MB
+            raw = mid / mb if mid is not None and mb else None
+            start = empty.get(jobs)
+            net = (mid - start) / mb if raw is not None and start is not None else None
+            metrics[corpus.name, jobs] = {'median': mid, 'mb': mb, 'raw': raw, 'net': net}
+    for (name, jobs), m in metrics.items():
+        base = metrics.get(('python', jobs), {})
+        m['ratio'] = ratio(m['net'], base.get('net'))
+        m['raw_ratio'] = ratio(m['raw'], base.get('raw'))
+    return metrics
+
+
+def stderr_summary(lines):
+    """'N skipped, M notes' from the tool's stderr (PATH:LINE: ... lines)."""
+    located = [line for line in lines if re.match(r'.+:\d+: ', line)]
+    skipped = sum(1 for line in located if ': skipped' in line)
+    notes = len(located) - skipped
+    return '%d skipped, %d notes' % (skipped, notes) if located else '-'
+
+
+def fmt_num(value, digits):
+    return '-' if value is None else ('%.' + str(digits) + 'f') % value
+
+
+def polyglot_rows(corpora, series, metrics, jobs_settings):
+    rows = []
+    for corpus in corpora:
+        for jobs in jobs_settings:
+            s, m = series[corpus.name, jobs], metrics[corpus.name, jobs]
+            cells = stats_cells(s.seconds, fmt_s)
+            mb_s = ratio(m['mb'], m['median']) if m['mb'] else None
+            rss = fmt_mb(max(s.rss)) if s.rss else '-'
+            if corpus.error:
+                tool_err = 'FAILED' + (' after %d runs' % len(s.seconds) if s.seconds else '')
+            else:
+                tool_err = stderr_summary(corpus.stderr.get(jobs, []))
+            rows.append([corpus.name, str(corpus.files), fmt_num(m['mb'], 1), jobs_label(jobs)]
+                        + cells + [fmt_num(mb_s, 2), fmt_num(m['raw'], 3), fmt_num(m['net'], 3),
+                                   fmt_ratio(m['ratio']), fmt_ratio(m['raw_ratio']), rss, tool_err])
+    return rows
+
+
+def polyglot_targets(corpora, missing, series, metrics, jobs_settings):
+    """(target, measured, result) triples of (i)."""
+    jobs = 1 if 1 in jobs_settings else None
+    label = '--jobs 1' if jobs == 1 else 'default --jobs: the tool has no --jobs'
+    by_name = {c.name: c for c in corpora}
+    python = metrics.get(('python', jobs), {})
+    targets = []
+    for language in POLYGLOT_LANGUAGES:
+        name = "%s: net s/MB <= %gx Python's (%s)" % (language, LANGUAGE_OVER_PYTHON_MAX, label)
+        corpus = by_name.get(language)
+        if corpus is None:
+            if language in missing:
+                targets.append((name, 'not measured: %s' % missing[language], 'n/a'))
+            continue
+        if corpus.error:
+            targets.append((name, 'the index command failed', 'FAIL'))
+            continue
+        m = metrics[language, jobs]
+        measured = '%s / %s = %s (raw s/MB: %s / %s = %s)' % (
+            fmt_num(m['net'], 3), fmt_num(python.get('net'), 3), fmt_ratio(m['ratio']),
+            fmt_num(m['raw'], 3), fmt_num(python.get('raw'), 3), fmt_ratio(m['raw_ratio']))
+        ok = None if m['ratio'] is None else m['ratio'] <= LANGUAGE_OVER_PYTHON_MAX
+        targets.append((name, measured, 'n/a' if ok is None else ('PASS' if ok else 'FAIL')))
+    name = 'peak RSS of indexing Go < %d MB (max over runs, every jobs setting)' % GO_RSS_MAX_MB
+    go = by_name.get('go')
+    if go is None:
+        if 'go' in missing:
+            targets.append((name, 'not measured: %s' % missing['go'], 'n/a'))
+    elif go.error:
+        targets.append((name, 'the index command failed', 'FAIL'))
+    else:
+        peaks = {j: max(series['go', j].rss) for j in jobs_settings if series['go', j].rss}
+        measured = ', '.join('%s at --jobs %s' % (fmt_mb(peaks[j]), jobs_label(j)) for j in peaks)
+        ok = max(peaks.values()) < GO_RSS_MAX_MB * MB if peaks else None
+        targets.append((name, measured or '-', 'n/a' if ok is None else ('PASS' if ok else 'FAIL')))
+    return targets
+
+
+def render_table(heads, body, markdown, right):
+    """One table as lines, aligned plain text or Markdown; right: columns after the first."""
+    out = []
+    if markdown:
+        out.append('| ' + ' | '.join(heads) + ' |')
+        out.append('|' + '|'.join('---:' if right and i else '---'
+                                  for i in range(len(heads))) + '|')
+        for line in body:
+            out.append('| ' + ' | '.join(c.replace('|', '\\|') for c in line) + ' |')
+    else:
+        widths = [max(width(r[i]) for r in [heads] + list(body)) for i in range(len(heads))]
+        for n, line in enumerate([heads] + list(body)):
+            out.append('  '.join(pad(c, widths[i], right and i > 0)
+                                 for i, c in enumerate(line)).rstrip())
+            if n == 0:
+                out.append('  '.join('-' * w for w in widths))
+    return out + ['']
+
+
+def render_polyglot(header, rows, targets, stderr_lines, markdown):
+    heads = ['language', 'files', 'MB', 'jobs', 'n', 'cold median', 'cold min - max', 'MB/s',
+             's/MB', 'net s/MB', 'vs Python', 'raw vs Python', 'peak RSS', 'tool stderr']
+    out = ['- ' + h for h in header] if markdown else list(header)
+    out.append('')
+    out += render_table(heads, rows, markdown, True)
+    out += render_table(['target', 'measured', 'result'], targets, markdown, False)
+    passed = sum(1 for t in targets if t[2] == 'PASS')
+    failed = sum(1 for t in targets if t[2] == 'FAIL')
+    out.append('polyglot targets: %d PASS, %d FAIL' % (passed, failed))
+    if stderr_lines:
+        out += [''] + (['```'] + stderr_lines + ['```'] if markdown else stderr_lines)
+    return '\n'.join(out)
+
+
+def run_polyglot(args, work, python_corpus, has_jobs):
+    """(i): copy, measure and print the polyglot table."""
+    base = work / 'polyglot'
+    corpora, missing = build_polyglot(args.languages, base, work, args.npm_package)
+    empty = Corpus(EMPTY_ROW, base / 'empty', '-')
+    empty.root.mkdir(parents=True)
+    corpora = [python_corpus] + corpora + [empty]
+    jobs_settings = (None, 1) if has_jobs else (None,)
+    if not has_jobs:
+        progress('(i) the tool has no --jobs: measuring its default only')
+    reset = reset_peak_rss()
+    floor_rss = own_rss()
+    series = measure_polyglot(corpora, args, work, jobs_settings)
+    metrics = polyglot_metrics(corpora, series, jobs_settings)
+    first = 1 if has_jobs else None
+    header = [
+        '(i) polyglot: cold index per language, whole-process wall time, %d run(s) per row, '
+        'languages interleaved; --jobs default = one worker per core (%d CPUs)'
+        % (args.polyglot_runs, os.cpu_count() or 0),
+        'only the language\'s files are copied; files > %d bytes (the tool\'s default '
+        '--max-file-size) are left out of the copy, so MB is what the tool reads' % MAX_FILE_SIZE,
+    ]
+    for corpus in corpora[:-1]:
+        left_out = '; %d left out (too large)' % corpus.left_out if corpus.left_out else ''
+        header.append('%s: %d %s files, %.1f MB, from %s%s' % (
+            corpus.name, corpus.files, '/'.join(SUFFIXES[corpus.name]), corpus.size / MB,
+            corpus.source, left_out))
+    for language, why in missing.items():
+        header.append('%s: not measured: %s' % (language, why))
+    header += [
+        'net s/MB = (cold median - %s median at the same --jobs) / MB; vs Python = net s/MB '
+        'over Python\'s at the same --jobs (raw: without subtracting); targets on %s'
+        % (EMPTY_ROW, '--jobs 1' if has_jobs else 'the default --jobs'),
+        'peak RSS: max over runs of ru_maxrss (os.wait4); with workers the largest single '
+        'process, not their sum; it cannot read below the benchmark\'s own RSS, %s (%s)'
+        % (fmt_mb(floor_rss), 'its peak reset before (i)' if reset else 'its peak not reset'),
+    ]
+    listed = []
+    for corpus in corpora:
+        if corpus.error:
+            listed.append('%s: %s' % (corpus.name, corpus.error))
+            continue
+        lines = corpus.stderr.get(first, [])
+        if not lines:
+            continue
+        listed.append('tool stderr of %s, first cold index at --jobs %s (%d lines%s):' % (
+            corpus.name, jobs_label(first), len(lines),
+            ', first %d' % STDERR_LISTED_MAX if len(lines) > STDERR_LISTED_MAX else ''))
+        listed += ['  ' + line for line in lines[:STDERR_LISTED_MAX]]
+    rows = polyglot_rows(corpora, series, metrics, jobs_settings)
+    targets = polyglot_targets(corpora, missing, series, metrics, jobs_settings)
+    print(render_polyglot(header, rows, targets, listed, args.markdown), flush=True)
+
+
 # --- Command line --------------------------------------------------------------
+
+def parse_languages(text):
+    """--languages go,java: names of POLYGLOT_LANGUAGES (or an alias), in order."""
+    names = []
+    for part in text.split(','):
+        part = part.strip().lower()
+        name = LANGUAGE_ALIASES.get(part, part)
+        if not part:
+            continue
+        if name not in POLYGLOT_LANGUAGES:
+            raise argparse.ArgumentTypeError('unknown language %r (choose from %s)'
+                                             % (part, ', '.join(POLYGLOT_LANGUAGES)))
+        if name not in names:
+            names.append(name)
+    if not names:
+        raise argparse.ArgumentTypeError('no language given')
+    return tuple(names)
+
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--runs', type=int, default=None, help='runs per measurement (default 5; 2 with --quick)')
-    parser.add_argument('--quick', action='store_true', help='runs=2 and skip the 2x corpus')
-    parser.add_argument('--python', default=sys.executable, help='interpreter that runs the tool and the floor')
+    parser.add_argument('--runs', type=int, default=None,
+                        help='runs per measurement (default 5; 2 with --quick); '
+                             '(i) polyglot: default %d, 1 with --quick' % POLYGLOT_RUNS)
+    parser.add_argument('--quick', action='store_true',
+                        help='runs=2, skip the 2x corpus, 1 polyglot run')
+    parser.add_argument('--python', default=sys.executable,
+                        help='interpreter that runs the tool and the floor')
     parser.add_argument('--tool', type=Path, default=DEFAULT_TOOL, help='code_search.py to measure')
     parser.add_argument('--markdown', action='store_true', help='print the tables as Markdown')
     parser.add_argument('--utf8-only', action='store_true',
-                        help="also drop files the tutorial's version cannot read (not UTF-8, BOM, coding cookie)")
-    parser.add_argument('--timeout', type=float, default=1800, help='seconds before a command is killed')
+                        help="also drop files the tutorial's version cannot read "
+                             "(not UTF-8, BOM, coding cookie)")
+    parser.add_argument('--timeout', type=float, default=1800,
+                        help='seconds before a command is killed')
+    choose = parser.add_mutually_exclusive_group()
+    choose.add_argument('--no-polyglot', action='store_true',
+                        help='skip (i), the Go, Java, Rust and TypeScript corpora')
+    choose.add_argument('--languages', type=parse_languages, default=POLYGLOT_LANGUAGES,
+                        metavar='LIST', help='(i) languages, comma-separated (default: %s)'
+                        % ','.join(POLYGLOT_LANGUAGES))
+    parser.add_argument('--polyglot-only', action='store_true',
+                        help='skip (a)-(h); the stdlib copy is still the baseline row of (i)')
+    parser.add_argument('--npm-package', default=NPM_PACKAGE,
+                        help='(i) npm package of the TypeScript corpus (default %s)' % NPM_PACKAGE)
     args = parser.parse_args(argv)
+    if args.no_polyglot and args.polyglot_only:
+        parser.error('--no-polyglot and --polyglot-only exclude each other')
     if args.runs is None:
+        args.polyglot_runs = 1 if args.quick else POLYGLOT_RUNS
         args.runs = 2 if args.quick else 5
+    else:
+        args.polyglot_runs = args.runs
     if args.runs < 1:
         parser.error('--runs must be at least 1')
     args.tool = args.tool.resolve()
@@ -623,40 +1076,59 @@ def main(argv=None):
             progress('the tool has no index/search subcommands: measuring (a) and (f) only')
         tool_version = run([args.python, '-c', 'import sys; print(sys.version.split()[0])'],
                            60, capture=True).stdout.strip()
-
-        one = measure_scale('1x', one_root, change_rel, args, work, has_index, oneshot_runs)
-        two = None
-        if not args.quick:
-            two_root = work / 'corpus2x'
-            for half in ('a', 'b'):
-                shutil.copytree(str(one_root), str(two_root / half))
-            progress('2x corpus: %s/a and %s/b' % (two_root, two_root))
-            two = measure_scale('2x', two_root, Path('a') / change_rel, args, work, has_index,
-                                oneshot_runs)
-
-        header = [
-            'tool: %s (Python %s: %s)' % (args.tool, tool_version, args.python),
-            'corpus: %d .py files, %.1f MB, from %s (Python %s); %d dropped as unparsable by the running ast%s'
-            % (kept, size / MB, source, sys.version.split()[0], dropped,
-               ' or not strict UTF-8 (--utf8-only)' if args.utf8_only else ''),
-            'runs: %d per measure, %d for one-shot; 2x corpus: %s; %d CPUs, %s'
-            % (args.runs, oneshot_runs, 'ROOT/a + ROOT/b' if two else 'skipped',
-               os.cpu_count() or 0, sys.platform),
-            'times are whole-process wall times; RSS is ru_maxrss of the child from os.wait4',
-        ]
-        if has_index:
-            header.append('changed/deleted file: %s (%.1f ms to read+hash+parse); '
-                          'cold index wrote %d stderr lines (skipped files)'
-                          % (change_rel.as_posix(), one['parse_file'] * 1000, one['skipped_lines']))
-        rows = build_rows(one, two, has_index)
-        targets = build_targets(one, two, has_index)
-        print(render(header, rows, targets, two is not None, args.markdown))
+        if args.polyglot_only:
+            print('tool: %s (Python %s: %s)' % (args.tool, tool_version, args.python), flush=True)
+        else:
+            measure_python(args, work, one_root, change_rel, has_index, oneshot_runs,
+                           (tool_version, source, kept, dropped, size))
+        if not args.no_polyglot and not has_index:
+            progress('(i) polyglot skipped: the tool has no index subcommand')
+        elif not args.no_polyglot:
+            print(flush=True)
+            python_corpus = Corpus('python', one_root, 'the stdlib copy of (a)-(h), %s' % source,
+                                   kept, size)
+            has_jobs = supports(args.python, args.tool, 'index', '--jobs', args.timeout)
+            run_polyglot(args, work, python_corpus, has_jobs)
         return 0
     except CommandFailed as error:
         print('bench_code.py: ' + str(error), file=sys.stderr)
         return 2
     finally:
         shutil.rmtree(str(work), ignore_errors=True)
+
+
+def measure_python(args, work, one_root, change_rel, has_index, oneshot_runs, facts):
+    """(a)-(h) on the stdlib copy (and the 2x corpus); prints their tables."""
+    tool_version, source, kept, dropped, size = facts
+    one = measure_scale('1x', one_root, change_rel, args, work, has_index, oneshot_runs)
+    two = None
+    if not args.quick:
+        two_root = work / 'corpus2x'
+        for half in ('a', 'b'):
+            shutil.copytree(str(one_root), str(two_root / half))
+        progress('2x corpus: %s/a and %s/b' % (two_root, two_root))
+        two = measure_scale('2x', two_root, Path('a') / change_rel, args, work, has_index,
+                            oneshot_runs)
+        shutil.rmtree(str(two_root))
+
+    header = [
+        'tool: %s (Python %s: %s)' % (args.tool, tool_version, args.python),
+        'corpus: %d .py files, %.1f MB, from %s (Python %s); '
+        '%d dropped as unparsable by the running ast%s'
+        % (kept, size / MB, source, sys.version.split()[0], dropped,
+           ' or not strict UTF-8 (--utf8-only)' if args.utf8_only else ''),
+        'runs: %d per measure, %d for one-shot; 2x corpus: %s; %d CPUs, %s'
+        % (args.runs, oneshot_runs, 'ROOT/a + ROOT/b' if two else 'skipped',
+           os.cpu_count() or 0, sys.platform),
+        'times are whole-process wall times; RSS is ru_maxrss of the child from os.wait4',
+    ]
+    if has_index:
+        header.append('changed/deleted file: %s (%.1f ms to read+hash+parse); '
+                      'cold index wrote %d stderr lines (skipped files)'
+                      % (change_rel.as_posix(), one['parse_file'] * 1000, one['skipped_lines']))
+    rows = build_rows(one, two, has_index)
+    targets = build_targets(one, two, has_index)
+    print(render(header, rows, targets, two is not None, args.markdown), flush=True)
 
 
 if __name__ == '__main__':

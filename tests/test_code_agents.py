@@ -734,7 +734,7 @@ class MatchFramePathTests(unittest.TestCase):
 # --- MCP server ----------------------------------------------------------------------
 
 TOOL_NAMES = ['search_code', 'find_symbol', 'locate', 'explain_traceback', 'file_outline',
-              'index_status']
+              'grep_code', 'read_file', 'list_files', 'index_status']
 
 
 class McpSession:
@@ -897,7 +897,9 @@ class McpTests(unittest.TestCase):
         self.assertEqual(required, {'search_code': ['query'], 'find_symbol': ['name'],
                                     'locate': ['line', 'path'],
                                     'explain_traceback': ['traceback'],
-                                    'file_outline': ['path'], 'index_status': []})
+                                    'file_outline': ['path'], 'grep_code': ['pattern'],
+                                    'read_file': ['path'], 'list_files': [],
+                                    'index_status': []})
         for tool in tools:
             self.assertEqual(tool['inputSchema']['type'], 'object')
             self.assertIsInstance(tool['description'], str)

@@ -1,0 +1,365 @@
+"""code_search.py grep, read and ls, and the MCP tools grep_code, read_file and
+list_files, on a small polyglot tree with a .gitignore.  Standard library only."""
+import json
+import os
+import re
+import unittest
+
+from tests.support import CODE_TOOL, TempDirCase, run_cli, write
+from tests.test_code_agents import McpSession
+
+SECRET = 'NOT-FOR-AGENTS-4c1d'
+
+
+def cli(*args, **kwargs):
+    return run_cli(CODE_TOOL, *args, **kwargs)
+
+
+def make_tree(root):
+    """A small repository: Python, Go, TypeScript, a Markdown file, ignored and hidden
+    files, a binary file and a CRLF file."""
+    write(root / '.gitignore', 'build/\n*.log\n')
+    write(root / 'app' / 'billing.py', (
+        'import os\n'
+        '\n'
+        '\n'
+        'class Invoice:\n'
+        '    """An invoice."""\n'
+        '\n'
+        '    def total_with_tax(self, amount, tax_rate):\n'
+        '        """Calculate invoice total including tax."""\n'
+        '        return round(amount * (1 + tax_rate), 2)\n'
+        '\n'
+        '    def tax(self, amount, tax_rate):\n'
+        '        return amount * tax_rate\n'))
+    write(root / 'server' / 'main.go', (
+        'package main\n'
+        '\n'
+        'import "fmt"\n'
+        '\n'
+        '// Serve answers one request.\n'
+        'func Serve(path string) string {\n'
+        '\tif path == "" {\n'
+        '\t\treturn fmt.Sprint("total_with_tax missing")\n'
+        '\t}\n'
+        '\treturn path\n'
+        '}\n'))
+    write(root / 'web' / 'cart.ts', (
+        'export class Cart {\n'
+        '  totalWithTax(rate: number): number {\n'
+        '    return this.sum * (1 + rate);\n'
+        '  }\n'
+        '}\n'))
+    write(root / 'web' / 'crlf.ts', b'export function a() {\r\n  return 1;\r\n}\r\n')
+    write(root / 'docs' / 'guide.md', '# Guide\n\nThe total with tax is rounded.\n')
+    write(root / 'build' / 'out.py', f'KEY = "{SECRET}"\n')
+    write(root / 'debug.log', f'{SECRET}\n')
+    write(root / '.env', f'TOKEN={SECRET}\n')
+    write(root / 'logo.png', b'\x89PNG\r\n\x1a\n\0\0' + SECRET.encode())
+    write(root / 'data.bin.txt', b'total_with_tax\0\0binary')
+
+
+class GrepTests(TempDirCase):
+    def setUp(self):
+        super().setUp()
+        self.root = self.tmp / 'repo'
+        make_tree(self.root)
+        self.index = self.tmp / 'index.json'
+        result = cli('index', self.root, '--out', self.index)
+        self.assertEqual(result.returncode, 0, result.stderr)
+
+    def grep(self, *args, **kwargs):
+        result = cli('grep', *args, **kwargs)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        return result
+
+    def test_human_output_names_the_definition_once_per_group(self):
+        out = self.grep('tax', '--index', self.index).stdout.splitlines()
+        self.assertEqual(out[:6], [
+            'app/billing.py:7-9 Invoice.total_with_tax',
+            'app/billing.py:7:    def total_with_tax(self, amount, tax_rate):',
+            'app/billing.py:8:        """Calculate invoice total including tax."""',
+            'app/billing.py:9:        return round(amount * (1 + tax_rate), 2)',
+            'app/billing.py:11-12 Invoice.tax',
+            'app/billing.py:11:    def tax(self, amount, tax_rate):'])
+        self.assertIn('server/main.go:8:\t\treturn fmt.Sprint("total_with_tax missing")', out)
+        self.assertIn('docs/guide.md:3:The total with tax is rounded.', out)
+
+    def test_index_and_root_search_the_same_files(self):
+        from_index = self.grep('total', '--index', self.index, '--json').stdout
+        from_root = self.grep('total', self.root, '--json').stdout
+        self.assertEqual(json.loads(from_index), json.loads(from_root))
+        paths = {m['path'] for m in json.loads(from_root)['matches']}
+        self.assertEqual(paths, {'app/billing.py', 'server/main.go', 'docs/guide.md',
+                                 'web/cart.ts'})
+
+    def test_ignored_hidden_and_binary_files_are_not_searched(self):
+        for source in (('--index', self.index), (self.root,)):
+            with self.subTest(source=source[0]):
+                result = self.grep(SECRET, *source)
+                self.assertEqual(result.stdout, '')
+                self.assertNotIn(SECRET, result.stderr)
+        self.assertNotIn('data.bin.txt', self.grep('total_with_tax', self.root).stdout)
+
+    def test_json_shape(self):
+        found = json.loads(self.grep('Serve', '--index', self.index, '--json', '-w').stdout)
+        self.assertEqual(set(found), {'pattern', 'matches', 'files_searched', 'truncated'})
+        self.assertEqual(found['matches'], [
+            {'path': 'server/main.go', 'line': 5, 'column': 4,
+             'text': '// Serve answers one request.', 'symbol': None, 'start': None,
+             'end': None},
+            {'path': 'server/main.go', 'line': 6, 'column': 6,
+             'text': 'func Serve(path string) string {', 'symbol': 'Serve', 'start': 6,
+             'end': 11}])
+        self.assertEqual(found['files_searched'], 5)
+        self.assertFalse(found['truncated'])
+
+    def test_options(self):
+        self.assertEqual(self.grep('-l', 'tax', '--index', self.index).stdout.splitlines(),
+                         ['app/billing.py', 'docs/guide.md', 'server/main.go'])
+        self.assertEqual(self.grep('-F', 'amount * (1', self.root).stdout.splitlines()[-1],
+                         'app/billing.py:9:        return round(amount * (1 + tax_rate), 2)')
+        self.assertEqual(self.grep('TOTALWITHTAX', '-i', '-l', self.root).stdout.strip(),
+                         'web/cart.ts')
+        self.assertEqual(self.grep('-w', 'total', '-l', self.root).stdout.splitlines(),
+                         ['app/billing.py', 'docs/guide.md'])
+        limited = json.loads(self.grep('tax', '-m', '1', '--json', self.root).stdout)
+        self.assertEqual([m['path'] for m in limited['matches']],
+                         ['app/billing.py', 'docs/guide.md', 'server/main.go'])
+        self.assertTrue(limited['truncated'])
+        self.assertEqual(self.grep('return', '--lang', 'go', '-l', self.root).stdout.strip(),
+                         'server/main.go')
+        self.assertEqual(self.grep('return', '--path', 'web/**', '-l', self.root)
+                         .stdout.splitlines(), ['web/cart.ts', 'web/crlf.ts'])
+
+    def test_context_lines_and_separators(self):
+        out = self.grep('-C', '1', 'return', '--path', 'server', self.root).stdout
+        self.assertEqual(out.splitlines(), [
+            'server/main.go:6-11 Serve',
+            'server/main.go-7-\tif path == "" {',
+            'server/main.go:8:\t\treturn fmt.Sprint("total_with_tax missing")',
+            'server/main.go-9-\t}',
+            'server/main.go:10:\treturn path',
+            'server/main.go-11-}'])
+
+    def test_crlf_lines_are_numbered_once(self):
+        found = json.loads(self.grep('return 1', self.root, '--json').stdout)['matches']
+        self.assertEqual([(m['path'], m['line'], m['text'], m['symbol']) for m in found],
+                         [('web/crlf.ts', 2, '  return 1;', 'a')])
+
+    def test_no_match_is_silent_success_and_a_bad_pattern_is_misuse(self):
+        result = self.grep('no such text anywhere', '--index', self.index)
+        self.assertEqual((result.stdout, result.stderr), ('', ''))
+        bad = cli('grep', '(unclosed', '--index', self.index)
+        self.assertEqual(bad.returncode, 2)
+        self.assertEqual(len(bad.stderr.strip().splitlines()), 1)
+        self.assertIn('bad regular expression', bad.stderr)
+        both = cli('grep', 'x', self.root, '--index', self.index)
+        self.assertEqual(both.returncode, 2)
+
+    def test_a_changed_file_is_read_as_it_is_now(self):
+        billing = self.root / 'app' / 'billing.py'
+        billing.write_text('# moved\n' + billing.read_text())
+        found = json.loads(self.grep('def tax', '--index', self.index, '--json').stdout)
+        self.assertEqual([(m['line'], m['symbol']) for m in found['matches']],
+                         [(12, 'Invoice.tax')])
+
+    def test_an_unreadable_file_is_reported(self):
+        (self.root / 'server' / 'main.go').unlink()
+        result = self.grep('Serve', '--index', self.index)
+        self.assertEqual(result.stdout, '')
+        self.assertRegex(result.stderr, r'server/main\.go:0: skipped: ')
+
+
+class ReadTests(TempDirCase):
+    def setUp(self):
+        super().setUp()
+        self.root = self.tmp / 'repo'
+        make_tree(self.root)
+        self.index = self.tmp / 'index.json'
+        cli('index', self.root, '--out', self.index)
+
+    def test_lines_with_numbers(self):
+        result = cli('read', 'app/billing.py:7-9', '--index', self.index)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stdout.splitlines(), [
+            '7 |     def total_with_tax(self, amount, tax_rate):',
+            '8 |         """Calculate invoice total including tax."""',
+            '9 |         return round(amount * (1 + tax_rate), 2)'])
+        tail = cli('read', 'server/main.go:10', self.root).stdout.splitlines()
+        self.assertEqual(tail, ['10 | \treturn path', '11 | }'])
+
+    def test_json_agrees_with_search_lines(self):
+        found = json.loads(cli('read', 'web/crlf.ts:2-99', '--index', self.index, '--json')
+                           .stdout)
+        self.assertEqual(found['text'], '  return 1;\n}')
+        self.assertEqual((found['start'], found['end'], found['total_lines'], found['stale']),
+                         (2, 3, 3, False))
+        self.assertRegex(found['revision'], r'^[0-9a-f]{12}$')
+        symbol = json.loads(cli('symbol', 'Invoice.tax', '--index', self.index, '--json')
+                            .stdout)['results'][0]
+        read = json.loads(cli('read', f"app/billing.py:{symbol['start']}-{symbol['end']}",
+                              '--index', self.index, '--json').stdout)
+        self.assertEqual(read['text'], symbol['text'])
+        self.assertEqual(read['revision'], symbol['revision'])
+
+    def test_stale_after_a_change(self):
+        (self.root / 'docs' / 'guide.md').write_text('# Guide\n\nchanged\n')
+        found = json.loads(cli('read', 'docs/guide.md', '--index', self.index, '--json').stdout)
+        self.assertTrue(found['stale'])
+        self.assertEqual(found['text'], '# Guide\n\nchanged')
+
+    def test_refusals_are_one_line_and_status_2(self):
+        outside = self.tmp / 'outside.txt'
+        outside.write_text(SECRET)
+        cases = [('../outside.txt', '--index', self.index), (str(outside), self.root),
+                 ('build/out.py', self.root), ('.env', '--index', self.index),
+                 ('data.bin.txt', self.root), ('logo.png', self.root),
+                 ('app/billing.py:0', self.root), ('app/billing.py:9-3', self.root),
+                 ('app/billing.py:40', self.root), ('missing.py', self.root)]
+        try:
+            os.symlink(outside, self.root / 'link.txt')
+            cases.append(('link.txt', self.root))
+        except (OSError, NotImplementedError):
+            pass
+        for case in cases:
+            with self.subTest(case=case[0]):
+                result = cli('read', *case)
+                self.assertEqual(result.returncode, 2, result.stdout)
+                self.assertEqual(result.stdout, '')
+                self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+                self.assertNotIn(SECRET, result.stderr)
+
+
+class LsTests(TempDirCase):
+    def setUp(self):
+        super().setUp()
+        self.root = self.tmp / 'repo'
+        make_tree(self.root)
+        self.index = self.tmp / 'index.json'
+        cli('index', self.root, '--out', self.index)
+
+    def test_top_level(self):
+        found = json.loads(cli('ls', '--index', self.index, '--json').stdout)
+        self.assertEqual(found['path'], './')
+        self.assertEqual([(e['path'], e['type']) for e in found['entries']],
+                         [('app/', 'folder'), ('docs/', 'folder'), ('server/', 'folder'),
+                          ('web/', 'folder')])
+        web = found['entries'][3]
+        self.assertEqual((web['files'], web['chunks']), (2, 3))
+        text = cli('ls', '--index', self.index).stdout
+        self.assertRegex(text, r'(?m)^web/\s+2 files, \d+ chunks$')
+
+    def test_a_folder_deeper_and_everything(self):
+        found = json.loads(cli('ls', 'web', '--index', self.index, '--json').stdout)
+        self.assertEqual([(e['path'], e['language']) for e in found['entries']],
+                         [('web/cart.ts', 'typescript'), ('web/crlf.ts', 'typescript')])
+        deep = json.loads(cli('ls', '--depth', '2', '--index', self.index, '--json').stdout)
+        self.assertIn('app/billing.py', {e['path'] for e in deep['entries']})
+        every = json.loads(cli('ls', '--all', '--index', self.index, '--json').stdout)
+        reasons = {e['path']: e['reason'] for e in every['entries'] if 'reason' in e}
+        self.assertEqual(set(reasons), {'build/', 'debug.log', '.env', '.gitignore',
+                                        'logo.png', 'data.bin.txt'})
+        self.assertIn('gitignore', reasons['build/'])
+        self.assertIn('binary', reasons['data.bin.txt'])
+
+    def test_refusals(self):
+        for path in ('../', 'nothing-here', '/etc'):
+            with self.subTest(path=path):
+                result = cli('ls', path, '--index', self.index)
+                self.assertEqual(result.returncode, 2)
+                self.assertEqual(len(result.stderr.strip().splitlines()), 1)
+
+
+class McpToolTests(TempDirCase):
+    def setUp(self):
+        super().setUp()
+        self.root = self.tmp / 'repo'
+        make_tree(self.root)
+        self.index = self.tmp / 'index.json'
+        cli('index', self.root, '--out', self.index)
+        self.server = McpSession(self, '--index', self.index)
+        self.server.initialize()
+
+    def call(self, name, arguments):
+        result = self.server.result(name, arguments)
+        return result, result['content'][0]['text']
+
+    def test_tools_are_listed_read_only(self):
+        tools = {t['name']: t for t in self.server.request('tools/list')['result']['tools']}
+        for name in ('grep_code', 'read_file', 'list_files'):
+            self.assertTrue(tools[name]['annotations']['readOnlyHint'])
+            self.assertEqual(tools[name]['inputSchema']['type'], 'object')
+        self.assertEqual(sorted(tools['grep_code']['inputSchema']['properties']),
+                         ['context', 'fixed', 'ignore_case', 'max_chars', 'max_results',
+                          'offset', 'path_glob', 'pattern'])
+        instructions = self.server.request('initialize', {
+            'protocolVersion': '2025-11-25', 'capabilities': {},
+            'clientInfo': {'name': 't', 'version': '1'}})['result']['instructions']
+        for name in ('grep_code', 'read_file', 'list_files', 'find_symbol', 'search_code'):
+            self.assertIn(name, instructions)
+
+    def test_grep_code_pages(self):
+        result, text = self.call('grep_code', {'pattern': 'return', 'max_results': 2})
+        found = result['structuredContent']
+        self.assertEqual(len(found['matches']), 2)
+        self.assertTrue(found['truncated'])
+        self.assertEqual(found['next_offset'], 2)
+        self.assertIn('offset=2', text)
+        rest = self.call('grep_code', {'pattern': 'return', 'offset': 2,
+                                       'max_results': 50})[0]['structuredContent']
+        every = self.call('grep_code', {'pattern': 'return'})[0]['structuredContent']
+        self.assertEqual(found['matches'] + rest['matches'], every['matches'])
+        self.assertNotIn('next_offset', every)
+
+    def test_grep_code_globs_and_budget(self):
+        found = self.call('grep_code', {'pattern': 'tax', 'path_glob': 'server,docs/*.md'}
+                          )[0]['structuredContent']
+        self.assertEqual({m['path'] for m in found['matches']},
+                         {'server/main.go', 'docs/guide.md'})
+        result, text = self.call('grep_code', {'pattern': '.', 'max_chars': 300})
+        self.assertLessEqual(len(text.split('\n[cut')[0]), 300)
+        self.assertTrue(result['structuredContent']['truncated'])
+        offset = result['structuredContent']['next_offset']
+        self.assertIn(f'offset={offset}', text)
+        self.assertEqual(len(result['structuredContent']['matches']), offset)
+        bad = self.server.result('grep_code', {'pattern': '[', 'fixed': False})
+        self.assertTrue(bad['isError'])
+        escape = self.server.result('grep_code', {'pattern': 'x', 'path_glob': '../*'})
+        self.assertTrue(escape['isError'])
+        self.assertTrue(self.server.result('grep_code', {'pattern': 'x', 'fixed': 'yes'})
+                        ['isError'])
+
+    def test_read_file_pages(self):
+        result, text = self.call('read_file', {'path': 'app/billing.py', 'start': 7, 'end': 8})
+        self.assertEqual(text.splitlines(), [
+            '7 |     def total_with_tax(self, amount, tax_rate):',
+            '8 |         """Calculate invoice total including tax."""'])
+        self.assertEqual(result['structuredContent']['total_lines'], 12)
+        result, text = self.call('read_file', {'path': 'app/billing.py', 'max_chars': 200})
+        cut = result['structuredContent']
+        self.assertTrue(cut['truncated'])
+        self.assertEqual(cut['next_start'], cut['end'] + 1)
+        self.assertIn(f"start={cut['next_start']}", text)
+        rest = self.call('read_file', {'path': 'app/billing.py', 'start': cut['next_start']}
+                         )[0]['structuredContent']
+        whole = self.call('read_file', {'path': 'app/billing.py'})[0]['structuredContent']
+        self.assertEqual(cut['text'] + '\n' + rest['text'], whole['text'])
+        for path in ('../outside.txt', '/etc/passwd', '.env', 'build/out.py', 'logo.png'):
+            with self.subTest(path=path):
+                refused = self.server.result('read_file', {'path': path})
+                self.assertTrue(refused['isError'])
+                self.assertNotIn(SECRET, json.dumps(refused))
+
+    def test_list_files(self):
+        result, text = self.call('list_files', {})
+        self.assertEqual([e['path'] for e in result['structuredContent']['entries']],
+                         ['app/', 'docs/', 'server/', 'web/'])
+        deep = self.call('list_files', {'path': 'web', 'depth': 3})[0]['structuredContent']
+        self.assertEqual([e['path'] for e in deep['entries']], ['web/cart.ts', 'web/crlf.ts'])
+        self.assertTrue(self.server.result('list_files', {'path': '..'})['isError'])
+        self.assertTrue(re.search(r'web/\s+2 files', text))
+
+
+if __name__ == '__main__':
+    unittest.main()
