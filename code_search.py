@@ -318,14 +318,15 @@ def read_file(path, limit):
                            f'({info.st_size} > {limit} bytes)')
         parts, size = [], 0
         while True:
-            part = os.read(fd, max(info.st_size + 1 - size, 1 << 16))
-            if not part:
-                break
+            asked = max(info.st_size + 1 - size, 1 << 16)
+            part = os.read(fd, asked)
             size += len(part)
             if size > limit:
                 raise SkipFile(f'skipped: larger than --max-file-size '
                                f'(more than {limit} bytes)')
             parts.append(part)
+            if len(part) < asked:        # a regular file reads short only at its end
+                break
         return b''.join(parts), info
     except OSError as error:
         raise SkipFile(f'skipped: cannot read: {error.strerror}') from None
@@ -503,6 +504,7 @@ def module_runs(code_lines, covered, line_count):
 # --- Chunking: Python, read with ast -----------------------------------------------
 
 LINE_BREAK = re.compile(r'\r\n|\r|\n')
+NEWLINE = re.compile(r'\n')
 LINE_BREAK_BYTES = re.compile(rb'\r\n|\r|\n')
 # Definitions live only in statement lists, so the walk visits just these fields, in
 # the order ast lists them (the tutorial's NodeVisitor order).
@@ -528,6 +530,13 @@ def first_two_lines(data):
 
 def decode_source(data):
     """Decode bytes as Python does: BOM, then PEP 263 coding cookie, else UTF-8."""
+    second_line_end = data.find(b'\n', data.find(b'\n') + 1)
+    if not data.startswith(b'\xef\xbb\xbf') and b'coding' not in (
+            data if second_line_end < 0 else data[:second_line_end]):
+        try:
+            return data.decode('utf-8')      # no BOM, no cookie: the tokenizer's default
+        except UnicodeDecodeError:
+            pass                             # the tokenizer's way says what is wrong
     lines = iter(first_two_lines(data))
     try:
         encoding, _ = tokenize.detect_encoding(lambda: next(lines, b''))
@@ -5525,14 +5534,14 @@ def file_lines(files, relative):
     return lines, hashlib.sha256(data).hexdigest()
 
 
-def definitions_now(files, relative, lines, sha256):
-    """(start, end, symbol) of a file's chunks: the index's rows while the file is as
-    indexed, else the file chunked again now."""
+def definitions_now(files, relative, data):
+    """(start, end, symbol) of the chunks of a file whose bytes are data: the index's
+    rows while the file is as indexed, else the file chunked again now."""
     record = files.files[relative]
+    sha256 = hashlib.sha256(data).hexdigest()
     if files.index is not None and sha256.startswith(record.get('revision') or '-'):
         return [(row[ROW_START], row[ROW_END], row[ROW_SYMBOL])
                 for row in file_rows(files.index, relative)]
-    data = '\n'.join(lines).encode('utf-8')
     try:
         read = chunk_file(data, relative, sha256)
     except SkipFile:
@@ -5540,10 +5549,13 @@ def definitions_now(files, relative, lines, sha256):
     return [(chunk['start'], chunk['end'], chunk['symbol']) for chunk in read.chunks]
 
 
-def innermost(definitions, line):
-    """The (start, end, symbol) that holds line most tightly, or None."""
-    holding = [d for d in definitions if d[0] <= line <= d[1]]
-    return min(holding, key=lambda d: (d[1] - d[0], -d[0])) if holding else None
+def innermost_by_line(definitions):
+    """[None, the (start, end, symbol) that holds line 1 most tightly, line 2's, ...]."""
+    holders = [None] * (max((d[1] for d in definitions), default=0) + 1)
+    for definition in sorted(definitions, key=lambda d: (d[0] - d[1], d[0])):
+        for line in range(definition[0], definition[1] + 1):
+            holders[line] = definition
+    return holders
 
 
 class GrepQuery(NamedTuple):
@@ -5595,23 +5607,21 @@ def grep(files, query, report=None):
             if report:
                 report(relative, skip.reason)
             continue
-        if not regex.search(text):
+        found = file_matches(regex, text, python, query.max_count)
+        if not found:
             continue
-        lines = source_lines(text) if python else text_lines(text)
-        sha256 = hashlib.sha256(data).hexdigest()
-        found = file_matches(regex, lines, query.max_count)
         truncated = truncated or len(found) == query.max_count > 0
-        definitions = definitions_now(files, relative, lines, sha256) if found else []
-        for line, column in found:
+        holders = innermost_by_line(definitions_now(files, relative, data))
+        for line, column, line_text in found:
             seen += 1
             if seen <= query.offset:
                 continue
             if query.max_results and len(matches) == query.max_results:
                 return {'pattern': query.pattern, 'matches': matches, 'files_searched': searched,
                         'truncated': True, 'next_offset': seen - 1}
-            holder = innermost(definitions, line)
+            holder = holders[line] if line < len(holders) else None
             matches.append({'path': relative, 'line': line, 'column': column,
-                            'text': lines[line - 1][:LONG_LINE],
+                            'text': line_text[:LONG_LINE],
                             'symbol': holder[2] if holder else None,
                             'start': holder[0] if holder else None,
                             'end': holder[1] if holder else None})
@@ -5619,16 +5629,51 @@ def grep(files, query, report=None):
             'truncated': truncated}
 
 
-def file_matches(regex, lines, max_count):
-    """(line, column) of each line of a file that the pattern matches, 1-based."""
-    found = []
-    for number, line in enumerate(lines, 1):
-        match = regex.search(line)
-        if match:
-            found.append((number, match.start() + 1))
-            if len(found) == max_count:
-                break
+def file_matches(regex, text, python, max_count):
+    """(line, column, the line's text) of each line the pattern matches, 1-based and
+    numbered as index numbers lines (Python's \\r too).  A line counts once, at its
+    first match; a match that runs past the end of its line is looked for again within
+    the line."""
+    found, position, number = [], 0, 1
+    while not max_count or len(found) < max_count:
+        match = regex.search(text, position)
+        if match is None:
+            break
+        at = match.start()
+        number += line_breaks(text, position, at, python)
+        begin = max(text.rfind('\n', 0, at), text.rfind('\r', 0, at) if python else -1) + 1
+        end = len(text) if at == len(text) else end_of_line(text, at, python)
+        if end == len(text) and begin == end:
+            break                       # the empty "line" after the last line break
+        line = text[begin:end]
+        line = line[:-1] if not python and line.endswith('\r') else line
+        column = at - begin + 1
+        if match.end() > begin + len(line) > at:
+            inner = regex.search(line)
+            column = inner.start() + 1 if inner else 0
+        if column:
+            found.append((number, column, line))
+        position = end + (2 if text.startswith('\r\n', end) and python else 1)
+        number += 1
+        if position > len(text):
+            break
     return found
+
+
+def line_breaks(text, start, end, python):
+    """How many lines end between start and end."""
+    if not python:
+        return text.count('\n', start, end)
+    return text.count('\n', start, end) + text.count('\r', start, end) - \
+        text.count('\r\n', start, end)
+
+
+def end_of_line(text, position, python):
+    """The offset of the line break that ends the line holding position (len(text) when
+    none does)."""
+    ends = [text.find('\n', position)] + ([text.find('\r', position)] if python else [])
+    ends = [end for end in ends if end >= 0]
+    return min(ends) if ends else len(text)
 
 
 def read_lines(files, path, start=1, end=None):

@@ -59,7 +59,10 @@ to stderr (skipped files, notes; listed below the table). Runs: --runs when
 given, else 2 (1 with --quick). The targets: each language's net s/MB at
 --jobs 1 is at most 1.5x Python's, and the peak RSS of indexing Go (both jobs
 settings) stays under 300 MB. A language whose index command fails is reported
-(stderr tail) and its target is FAIL; the rest goes on.
+(stderr tail) and its target is FAIL; the rest goes on. Before (i) the benchmark
+lowers its own peak RSS to its current RSS (Linux /proc/self/clear_refs): a
+child's ru_maxrss starts at its parent's peak (vfork/fork + exec), so (i)'s RSS
+cannot read below the benchmark's own RSS, which the header prints.
 
 The tool's stdout is discarded; a failing command in (a)-(h) stops the benchmark
 with its stderr tail (exit status 2). Exit status 0 when the benchmark
