@@ -102,6 +102,7 @@ PARALLEL_MIN_FILES = 64     # fewer files than this are parsed in one process
 POSTING_BUCKETS = 1024      # postings live in this many strings (see Index records)
 ONE_SHOT_HINT_SECONDS = 2.0       # slower one-shot builds suggest index + search
 LOCK_TIMEOUT_SECONDS = 60.0
+WRITE_PIECE = 1 << 20       # an index is written in pieces of this many characters
 RACY_MTIME_NS = 2 * 10 ** 9  # files modified this close to an index run are re-hashed
 PROGRESS_INTERVAL = 0.2     # seconds between updates of the progress line
 WORKER_WATCH_SECONDS = 0.5  # how often a worker process checks that its parent lives
@@ -4007,9 +4008,10 @@ def bucket_of(term):
 def pack_postings(postings):
     """{term: posting} -> POSTING_BUCKETS strings '|term=posting|...'."""
     buckets = [[] for _ in range(POSTING_BUCKETS)]
-    for term, posting in postings.items():
-        buckets[bucket_of(term)].append(f'{term}={posting}')
-    return ['|' + '|'.join(bucket) + '|' if bucket else '' for bucket in buckets]
+    for term in postings:
+        buckets[bucket_of(term)].append(term)
+    return ['|' + '|'.join(f'{term}={postings[term]}' for term in bucket) + '|' if bucket else ''
+            for bucket in buckets]
 
 
 def unpack_postings(buckets):
@@ -4152,17 +4154,11 @@ def index_batch(jobs):
 
 
 def run_jobs(work, jobs, workers, report):
-    """[work(job) for job in jobs] in order, in worker processes when there are several
-    jobs and cores; report(done, total) counts the items of the jobs done.  Where no
-    worker process can be had, or one dies, this process does the rest."""
-    total, done, results = sum(map(len, jobs)), [0], []
-
-    def collect(job, result):
-        results.append(result)
-        done[0] += len(job)
-        if report:
-            report(done[0], total)
-
+    """work(job) for each job, yielded in order as each is done (so its result can be
+    merged and dropped), in worker processes when there are several jobs and cores;
+    report(done, total) counts the items of the jobs done.  Where no worker process can
+    be had, or one dies, this process does the rest."""
+    total, done, finished = sum(map(len, jobs)), 0, 0
     workers = min(workers or os.cpu_count() or 1, len(jobs))
     if workers > 1:
         import concurrent.futures   # only a big index needs it: searches start faster
@@ -4173,13 +4169,19 @@ def run_jobs(work, jobs, workers, report):
                 with signals_deferred():     # workers are forked with the signals held
                     answers = pool.map(work, jobs)
                 for job, result in zip(jobs, answers):
-                    collect(job, result)
+                    finished, done = finished + 1, done + len(job)
+                    if report:
+                        report(done, total)
+                    yield result
         except (OSError, ImportError, pickle.PicklingError, AttributeError,
                 concurrent.futures.process.BrokenProcessPool):
             pass    # no worker processes here, work they cannot be sent, or one died
-    for job in jobs[len(results):]:
-        collect(job, work(job))
-    return results
+    for job in jobs[finished:]:
+        result = work(job)
+        done += len(job)
+        if report:
+            report(done, total)
+        yield result
 
 
 def worker_setup(parent):
@@ -4340,15 +4342,15 @@ def write_index(path, document):
         mode = stat.S_IMODE(os.stat(destination).st_mode)
     except OSError:
         mode = 0o600
-    data = json.dumps(document, separators=(',', ':')).encode('ascii')   # ASCII loads faster
     temporary = os.path.join(folder, f'.{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp')
     with signals_deferred():
         try:
             fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
+                for piece in json_pieces(document):
+                    view = memoryview(piece.encode('ascii'))    # ASCII: it loads faster
+                    while view:
+                        view = view[os.write(fd, view):]
                 os.fsync(fd)
                 if hasattr(os, 'fchmod'):
                     os.fchmod(fd, mode)
@@ -4365,6 +4367,39 @@ def write_index(path, document):
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+def json_pieces(document):
+    """json.dumps(document) without spaces, in pieces of about WRITE_PIECE characters,
+    its top-level dicts and lists an item at a time: a big index is never one string in
+    memory (nor twice, while that string grows)."""
+    def parts():
+        compact = functools.partial(json.dumps, separators=(',', ':'))
+        yield '{'
+        for number, (key, value) in enumerate(document.items()):
+            yield (',' if number else '') + json.dumps(key) + ':'
+            if isinstance(value, dict):
+                yield '{'
+                for inner, (name, item) in enumerate(value.items()):
+                    yield (',' if inner else '') + json.dumps(name) + ':' + compact(item)
+                yield '}'
+            elif isinstance(value, list):
+                yield '['
+                for inner, item in enumerate(value):
+                    yield (',' if inner else '') + compact(item)
+                yield ']'
+            else:
+                yield compact(value)
+        yield '}'
+
+    pieces, size = [], 0
+    for part in parts():
+        pieces.append(part)
+        size += len(part)
+        if size >= WRITE_PIECE:
+            yield ''.join(pieces)
+            pieces, size = [], 0
+    yield ''.join(pieces)
 
 
 def replace_file(source, destination, retry_seconds=2.0):
