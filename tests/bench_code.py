@@ -64,6 +64,15 @@ lowers its own peak RSS to its current RSS (Linux /proc/self/clear_refs): a
 child's ru_maxrss starts at its parent's peak (vfork/fork + exec), so (i)'s RSS
 cannot read below the benchmark's own RSS, which the header prints.
 
+After (a)-(h), (j): on a fresh index of the stdlib copy, whole-process ``grep
+PATTERN --index`` for 3 patterns beside a plain process that reads the same files
+(listed in a file) and runs ``re.finditer`` over their bytes, and the two loops
+again inside one process (best of the runs: no start-up, no index loading); and
+whole-process ``trace`` of a 50-frame Python traceback into random functions of the
+index's files, with another machine's paths (checked: every frame resolves to its
+function). Targets: grep in process at most 2x the plain loop (whole processes are
+printed beside it), trace at most 0.3 s.
+
 The tool's stdout is discarded; a failing command in (a)-(h) stops the benchmark
 with its stderr tail (exit status 2). Exit status 0 when the benchmark
 completed, whatever the targets say. Progress goes to stderr. Everything lives
@@ -112,6 +121,51 @@ SEARCH_RSS_MAX_MB = 250
 SEARCH_GROWTH_2X_MAX = 2.2     # (e) at 2x / (e) at 1x
 LANGUAGE_OVER_PYTHON_MAX = 1.5  # (i) net s/MB of a language / Python's, --jobs 1
 GO_RSS_MAX_MB = 300             # (i) peak RSS of indexing Go, strictly under
+GREP_OVER_PLAIN_MAX = 2.0       # (j) grep / a plain re loop over the same files
+TRACE_SECONDS_MAX = 0.30        # (j) trace of a TRACE_FRAMES-frame traceback, whole process
+
+# (j) grep and trace on the stdlib copy's index.
+GREP_PATTERNS = ('def parse_', 'TODO', r'socket\.')
+TRACE_FRAMES = 50
+
+# A plain re loop over the files listed in a file, as `python -c PLAIN_GREP_CODE
+# LIST PATTERN`: the floor grep is measured against.
+PLAIN_GREP_CODE = r'''
+import re, sys
+pattern = re.compile(sys.argv[2].encode(), re.MULTILINE)
+matches = 0
+for path in open(sys.argv[1], encoding='utf-8').read().splitlines():
+    with open(path, 'rb') as handle:
+        data = handle.read()
+    for match in pattern.finditer(data):
+        matches += 1
+print(matches)
+'''
+
+# The same two loops in one process, without start-up and index loading:
+# `python -c IN_PROCESS_GREP_CODE TOOL_DIR INDEX LIST RUNS PATTERN...`.
+IN_PROCESS_GREP_CODE = r'''
+import re, sys, time
+sys.path.insert(0, sys.argv[1])
+import code_search
+files = code_search.index_files(code_search.open_index_file(sys.argv[2]))
+paths = open(sys.argv[3], encoding='utf-8').read().splitlines()
+for text in sys.argv[5:]:
+    tool = plain = float('inf')
+    for _ in range(int(sys.argv[4])):
+        started = time.perf_counter()
+        code_search.grep(files, code_search.GrepQuery(text))
+        tool = min(tool, time.perf_counter() - started)
+        started = time.perf_counter()
+        pattern = re.compile(text.encode(), re.MULTILINE)
+        for path in paths:
+            with open(path, 'rb') as handle:
+                data = handle.read()
+            for match in pattern.finditer(data):
+                pass
+        plain = min(plain, time.perf_counter() - started)
+    print(tool, plain)
+'''
 
 # (i) The polyglot corpus: where each source may be (glob patterns, first match
 # wins; several matches: the highest version), and which files are copied.
@@ -1084,6 +1138,9 @@ def main(argv=None):
         else:
             measure_python(args, work, one_root, change_rel, has_index, oneshot_runs,
                            (tool_version, source, kept, dropped, size))
+            if has_index and supports(args.python, args.tool, 'grep', '--index', args.timeout):
+                print(flush=True)
+                measure_tools(args, work, one_root)
         if not args.no_polyglot and not has_index:
             progress('(i) polyglot skipped: the tool has no index subcommand')
         elif not args.no_polyglot:
@@ -1132,6 +1189,91 @@ def measure_python(args, work, one_root, change_rel, has_index, oneshot_runs, fa
     rows = build_rows(one, two, has_index)
     targets = build_targets(one, two, has_index)
     print(render(header, rows, targets, two is not None, args.markdown), flush=True)
+
+
+def measure_tools(args, work, root):
+    """(j) grep against a plain re loop over the same files, and trace of a long
+    traceback, on a fresh index of the stdlib copy; prints their table."""
+    py, tool, runs, timeout = args.python, str(args.tool), args.runs, args.timeout
+    index = work / 'tools-index.json'
+    run([py, tool, 'index', str(root), '--out', str(index)], timeout)
+    import json
+    document = json.loads(index.read_text(encoding='utf-8'))
+    listing = work / 'tools-files.txt'
+    listing.write_text('\n'.join(str(root / relative) for relative in document['files']),
+                       encoding='utf-8')
+    rows, targets = [], []
+    in_process = run([py, '-c', IN_PROCESS_GREP_CODE, str(args.tool.parent), str(index),
+                      str(listing), str(runs)] + list(GREP_PATTERNS), timeout, capture=True)
+    for pattern, line in zip(GREP_PATTERNS, in_process.stdout.split('\n')):
+        grep, plain = Series(), Series()
+        for _ in range(runs):
+            grep.add(run([py, tool, 'grep', pattern, '--index', str(index)], timeout))
+            plain.add(run([py, '-c', PLAIN_GREP_CODE, str(listing), pattern], timeout))
+        inside, inside_plain = map(float, line.split())
+        whole = grep.median() / plain.median()
+        rows.append(['grep %r' % pattern, fmt_s(grep.median()), fmt_s(plain.median()),
+                     fmt_ratio(whole), fmt_s(inside), fmt_s(inside_plain),
+                     fmt_ratio(inside / inside_plain)])
+        targets.append(('grep %r in process <= %.1fx a plain re loop' % (pattern, GREP_OVER_PLAIN_MAX),
+                        '%.3f / %.3f s = %.2f (whole processes: %.2f)'
+                        % (inside, inside_plain, inside / inside_plain, whole),
+                        inside / inside_plain <= GREP_OVER_PLAIN_MAX))
+        progress('(j) grep %r: %.3f s, plain %.3f s' % (pattern, grep.median(), plain.median()))
+    trace_file, expected = write_trace(work, root, document)
+    traced = Series()
+    for _ in range(runs):
+        traced.add(run([py, tool, 'trace', str(trace_file), '--index', str(index)], timeout))
+    result = run([py, tool, 'trace', str(trace_file), '--index', str(index), '--json'],
+                 timeout, capture=True)
+    frames = json.loads(result.stdout)['exceptions'][0]['frames']
+    resolved = sum(1 for frame, symbol in zip(frames, expected)
+                   if frame['chunk'] and frame['chunk']['symbol'] == symbol)
+    rows.append(['trace, %d frames' % len(expected), fmt_s(traced.median()), '', '', '', '',
+                 ''])
+    targets.append(('trace of %d frames from an index <= %.2f s' % (len(expected),
+                                                                     TRACE_SECONDS_MAX),
+                    '%.3f s (%d of %d frames resolved to their function)'
+                    % (traced.median(), resolved, len(expected)),
+                    traced.median() <= TRACE_SECONDS_MAX and resolved == len(expected)))
+    heads = ['(j) on the stdlib index', 'tool', 'plain re', 'ratio', 'in process', 'plain',
+             'ratio']
+    print('\n'.join(render_table(heads, rows, args.markdown, True)), flush=True)
+    print('\n'.join(render_table(['target', 'measured', 'result'],
+                                 [[name, measured, 'PASS' if ok else 'FAIL']
+                                  for name, measured, ok in targets], args.markdown, False)),
+          flush=True)
+
+
+def write_trace(work, root, document):
+    """A Python traceback of TRACE_FRAMES frames into random functions of the index's
+    files, with another machine's paths; (its file, the symbol of each frame)."""
+    import random
+    chooser = random.Random(7)
+    lines, symbols = ['Traceback (most recent call last):'], []
+    candidates = sorted(document['files'])
+    chooser.shuffle(candidates)
+    for relative in candidates:
+        rows = [row.split('\t') for row in document['files'][relative]['rows'].split('\n')
+                if row.count('\t') >= 3]
+        functions = [row for row in rows if row[1] in ('function', 'method')
+                     and int(row[3]) > int(row[2])]
+        if not functions:
+            continue
+        symbol, _, start, end = functions[chooser.randrange(len(functions))][:4]
+        inner = [row for row in rows if int(row[2]) <= int(start) + 1 <= int(row[3])
+                 and row[0] != symbol and int(row[3]) - int(row[2]) < int(end) - int(start)]
+        if inner:
+            continue                # the frame's line must be the function's own
+        lines += ['  File "/srv/other-machine/lib/%s", line %d, in %s'
+                  % (relative, int(start) + 1, symbol.rpartition('.')[2]), '    pass']
+        symbols.append(symbol)
+        if len(symbols) == TRACE_FRAMES:
+            break
+    lines.append('RuntimeError: benchmark')
+    path = work / 'trace.txt'
+    path.write_text('\n'.join(lines) + '\n', encoding='utf-8')
+    return path, symbols
 
 
 if __name__ == '__main__':
