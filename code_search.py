@@ -4782,15 +4782,24 @@ def named_in_question(question):
 
 def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None):
     """Rank chunks for a question with BM25F; only chunks sharing a term are touched."""
+    terms = query_terms(question)
+    matches = term_matches(index, terms, accept_path)
+    counts = {term: len(weighted) for term, weighted in matches.items()}
+    return score_matches(index, question, terms, matches, (counts, index['total']), top_k)
+
+
+def term_matches(index, terms, accept_path=None, averages=None):
+    """{term: {chunk number: field-weighted, length-normalised term frequency}} of the
+    question's terms (query_terms) in one index; lengths are normalised by the index's
+    average field lengths, or by the given ones."""
     fid_base, fid_path = index['fid_base'], index['fid_path']
-    weights, anchors, concepts = query_terms(question)
-    total = index['total']
+    weights, anchors, _ = terms
     field_weight = [FIELD_WEIGHTS[f] for f in FIELDS]
     field_b = [FIELD_LENGTH_NORMALISATION[f] for f in FIELDS]
-    averages = index['averages']
-    allowed, by_concept, anchored = {}, {}, set()
+    averages = averages or index['averages']
+    allowed, matches = {}, {}
     field_count = len(FIELDS)
-    for term, query_weight in weights.items():
+    for term in weights:
         value = find_posting(index['postings'], term)
         if not value or (term not in anchors and len(value) > SYNONYM_POSTING_LIMIT):
             continue
@@ -4815,14 +4824,25 @@ def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None):
                     norm = 1 - b + b * lengths[local * field_count + f] / average
                     n = base + local
                     weighted[n] = weighted.get(n, 0.0) + weight * int(tf or 1) / norm
-        if not weighted:
-            continue
+        if weighted:
+            matches[term] = weighted
+    return matches
+
+
+def score_matches(index, question, terms, matches, statistics, top_k):
+    """The top_k hits of one index from its term matches.  statistics is (how many
+    chunks hold each term, how many chunks there are): the index's own, or those of
+    several indexes searched together, so that their scores compare."""
+    weights, anchors, concepts = terms
+    counts, total = statistics
+    by_concept, anchored = {}, set()
+    for term, weighted in matches.items():
         if term in anchors:
             anchored.update(weighted)
-        idf = math.log(1 + (total - len(weighted) + 0.5) / (len(weighted) + 0.5))
+        idf = math.log(1 + (total - counts[term] + 0.5) / (counts[term] + 0.5))
         concept = concepts[term]
         for n, tf in weighted.items():
-            score = query_weight * idf * tf * (BM25_K1 + 1) / (BM25_K1 + tf)
+            score = weights[term] * idf * tf * (BM25_K1 + 1) / (BM25_K1 + tf)
             best = by_concept.setdefault(n, {})
             if score > best.get(concept, 0.0):
                 best[concept] = score
@@ -4884,6 +4904,118 @@ def retrieve(question, chunks, top_k=DEFAULT_TOP_K):
         raise ValueError('top_k must be positive.')
     return search_index(make_search_index(chunks), question, top_k)
 
+
+
+# --- Several indexes: one search over many repositories ---------------------------------
+# A feature often spans repositories (front end, back end, services), so every look-up
+# takes several indexes, each labelled (--index api=api.json; else its root folder's
+# name).  Search scores them together with shared statistics: each term's chunk count,
+# the chunk count and the field lengths are summed over the indexes, so a hit scores
+# as it would in one index of all of them, and the hits merge by score.
+
+class Repo(NamedTuple):
+    """One index searched with others: its label and the searchable index."""
+    label: str
+    index: dict
+
+
+def parse_index_spec(spec):
+    """(label or '', path) of an --index value: 'api=path/to/index.json' or a path."""
+    label, equals, path = spec.partition('=')
+    if equals and label and re.fullmatch(r'[\w.-]+', label) and not os.path.exists(spec):
+        return label, path
+    return '', spec
+
+
+def open_repos(specs, load=None):
+    """Repos for --index values, in their order; IndexProblem for labels that collide
+    or an index given twice.  load(path) opens one index (default: open_index_file)."""
+    repos, seen = [], {}
+    for spec in specs:
+        label, path = parse_index_spec(spec)
+        real = os.path.realpath(path)
+        if real in seen:
+            raise IndexProblem(f'index given twice: {path}')
+        index = (load or open_index_file)(path)
+        label = label or os.path.basename(index['root'].rstrip('/\\')) or 'root'
+        if label in {repo.label for repo in repos}:
+            raise IndexProblem(f'two indexes are labelled {label!r}: give one a label '
+                               f'(--index NAME={path})')
+        seen[real] = label
+        repos.append(Repo(label, index))
+    return repos
+
+
+def search_repos(repos, question, top_k=DEFAULT_TOP_K, accept=None):
+    """The top_k hits of several indexes for a question, each with its 'repo', scored
+    with statistics shared by all of them (one index: exactly search_index).
+    accept(repo) gives a path predicate for a repo, or None."""
+    terms = query_terms(question)
+    averages = shared_averages(repos)
+    found = [term_matches(repo.index, terms, accept(repo) if accept else None, averages)
+             for repo in repos]
+    counts = collections.Counter()
+    for matches in found:
+        counts.update({term: len(weighted) for term, weighted in matches.items()})
+    statistics = (counts, sum(repo.index['total'] for repo in repos))
+    hits = [dict(hit, repo=repo.label) for repo, matches in zip(repos, found)
+            for hit in score_matches(repo.index, question, terms, matches, statistics, top_k)]
+    return sorted(hits, key=lambda hit: -hit['score'])[:top_k]
+
+
+def shared_averages(repos):
+    """Each field's average length over the chunks of all the repos."""
+    total = sum(repo.index['total'] for repo in repos) or 1
+    return [sum(repo.index['averages'][f] * repo.index['total'] for repo in repos) / total
+            for f in range(len(FIELDS))]
+
+
+def symbol_in_repos(repos, name):
+    """find_symbol over several indexes: exact matches of every repo first, and so on."""
+    ranks = ('exact', 'suffix', 'case-insensitive', 'case-insensitive suffix')
+    found = [dict(hit, repo=repo.label) for repo in repos for hit in find_symbol(repo.index, name)]
+    return sorted(found, key=lambda hit: ranks.index(hit['match']))
+
+
+def repo_path(repos, path):
+    """(repo, path inside it) of a path given to at, read, outline or ls: 'REPO:path'
+    names the repo; a plain path is in the one repo that holds it (the first repo when
+    none does, which then says so).  repos may be Repos or FileSets."""
+    label, colon, rest = path.partition(':')
+    for repo in repos:
+        if colon and repo.label == label and len(label) > 1:     # C:\ is not a repo
+            return repo, rest
+    wanted = path.replace('\\', '/').strip('/')
+
+    def holds(repo):
+        files = repo.files if isinstance(repo, FileSet) else repo.index['files']
+        return wanted in files or any(relative.startswith(wanted + '/') for relative in files)
+
+    holding = [repo for repo in repos if holds(repo)]
+    if len(holding) > 1:
+        raise LookupError(f"{path} is in several repositories "
+                          f"({', '.join(repo.label for repo in holding)}): write REPO:{path}")
+    return (holding or repos)[0], path
+
+
+def outline_repos(repos, paths=()):
+    """outline over several repos, each file with its 'repo'."""
+    chosen = [(repo, '') for repo in repos] if not paths else \
+        [repo_path(repos, path) for path in paths]
+    return {'files': [dict(file, repo=repo.label) for repo, path in chosen
+                      for file in outline(repo.index, [path] if path else [])['files']]}
+
+
+def list_repos(repos, path='', depth=1, everything=False):
+    """ls over several repos: with no path, each repo is an entry (REPO:) with its files
+    and chunks; else the listing of the folder in the repo that holds it."""
+    if len(repos) > 1 and not path:
+        return {'path': '', 'entries': [
+            {'path': f'{repo.label}:', 'type': 'repo', 'files': len(repo.index['files']),
+             'chunks': repo.index['total']} for repo in repos]}
+    repo, inside = repo_path(repos, path) if path else (repos[0], '')
+    return dict(list_folder(index_files(repo.index, repo.label), inside, depth, everything),
+                repo=repo.label)
 
 
 # --- Paths: --path globs, the same in both tools ---------------------------------------
@@ -5410,7 +5542,8 @@ def path_parts(path):
 
 
 def frame_candidates(index, path, by_name=None):
-    """The indexed files a frame's path may name, best first.  A path inside the root
+    """(how many path parts match, [the indexed files a frame's path may name]), the
+    files in path order; (0, []) when none may.  A path inside the root
     names its own file.  Any other (another machine's, an installed copy's, a relative
     one, Java's package/File.java) is matched by its longest suffix of whole parts, and
     only when that is two parts or more, or the whole indexed path and the frame's file
@@ -5421,10 +5554,10 @@ def frame_candidates(index, path, by_name=None):
         absolute = os.path.normpath(path)
         if os.path.commonpath([absolute, root]) == root:
             relative = os.path.relpath(absolute, root).replace(os.sep, '/')
-            return [relative] if relative in index['files'] else []
+            return (len(path_parts(path)), [relative]) if relative in index['files'] else (0, [])
     parts = path_parts(path)
     if not parts:
-        return []
+        return 0, []
     named = (by_name if by_name is not None else frame_paths(index)).get(parts[-1], [])
     exists_elsewhere = bool(named) and os.path.isabs(path) and os.path.exists(path)
     scored = []
@@ -5437,60 +5570,72 @@ def frame_candidates(index, path, by_name=None):
                 len(parts) == 1 and len(named) == 1):
             scored.append((-size, relative))
     if not scored:
-        return []
+        return 0, []
     best = min(scored)[0]
-    return sorted(relative for size, relative in scored if size == best)
+    return -best, sorted(relative for size, relative in scored if size == best)
 
 
 def match_frame_path(index, path):
     """The indexed file a frame's path names (see frame_candidates), or None."""
-    candidates = frame_candidates(index, path)
+    candidates = frame_candidates(index, path)[1]
     return candidates[0] if candidates else None
 
 
-def explain_traceback(index, text):
+def explain_traceback(repos, text):
     """Each block of the traces in text, each frame with the innermost indexed
-    definition that holds its line.  When several indexed files match a frame's path
-    equally well, the one whose definition there has the frame's function name wins;
-    a name never moves a frame off its line."""
-    by_name = frame_paths(index)
+    definition that holds its line, in any of the repos.  When several indexed files
+    match a frame's path equally well, the one whose definition there has the frame's
+    function name wins; a name never moves a frame off its line."""
+    by_name = [frame_paths(repo.index) for repo in repos]
     explained = []
     for block in parse_traces(text):
-        frames = [explain_frame(index, dict(frame, language=block['language'],
+        frames = [explain_frame(repos, dict(frame, language=block['language'],
                                             block=block['block']), by_name)
                   for frame in block['frames']]
         explained.append(dict(block, frames=frames))
     return explained
 
 
-def explain_frame(index, frame, by_name):
-    """A frame with its indexed file ('path', 'inside_root') and definition ('chunk')."""
-    candidates = frame_candidates(index, frame['file'], by_name)
-    frame.update(path=candidates[0] if candidates else None, inside_root=bool(candidates),
-                 chunk=None)
+def explain_frame(repos, frame, by_name):
+    """A frame with its repo, indexed file ('path', 'inside_root') and definition
+    ('chunk')."""
+    found = [(frame_candidates(repo.index, frame['file'], names), repo)
+             for repo, names in zip(repos, by_name)]
+    best = max((size for (size, _), _ in found), default=0)
+    candidates = [(repo, relative) for (size, files), repo in found if size == best
+                  for relative in files]
+    frame.update(repo=candidates[0][0].label if candidates else None,
+                 path=candidates[0][1] if candidates else None,
+                 inside_root=bool(candidates), chunk=None)
     if not frame['file']:
-        chunk = definition_named_by(index, frame)
-        if chunk is not None:
-            frame.update(path=chunk['path'], inside_root=True,
-                         chunk=with_text(index, [chunk])[0])
+        named = [(repo, chunk) for repo in repos
+                 for chunk in [definition_named_by(repo.index, frame)] if chunk]
+        if len(named) == 1:
+            repo, chunk = named[0]
+            frame.update(repo=repo.label, path=chunk['path'], inside_root=True,
+                         chunk=dict(with_text(repo.index, [chunk])[0], repo=repo.label))
         return frame
     if not candidates:
         return frame
     if frame['line'] <= 0:
-        chunk = chunk_of_frame_name(index, candidates[0], frame['name'])
-        frame['chunk'] = with_text(index, [chunk])[0] if chunk else None
+        repo, relative = candidates[0]
+        chunk = chunk_of_frame_name(repo.index, relative, frame['name'])
+        frame['chunk'] = dict(with_text(repo.index, [chunk])[0], repo=repo.label) \
+            if chunk else None
         return frame
     wanted = frame_function(frame['name']).lower()
-    located = [(relative, locate(index, relative, frame['line'])) for relative in candidates]
-    named = [pair for pair in located if pair[1] is not None and
-             pair[1]['symbol'].rpartition('.')[2].lower() == wanted]
-    relative, chunk = (named or [pair for pair in located if pair[1]] or located)[0]
-    frame['path'] = relative
+    located = [(repo, relative, locate(repo.index, relative, frame['line']))
+               for repo, relative in candidates]
+    named = [place for place in located if place[2] is not None and
+             place[2]['symbol'].rpartition('.')[2].lower() == wanted]
+    repo, relative, chunk = (named or [place for place in located if place[2]] or located)[0]
+    frame.update(repo=repo.label, path=relative)
     if chunk is not None:
-        frame['chunk'] = with_text(index, [chunk])[0]
+        frame['chunk'] = dict(with_text(repo.index, [chunk])[0], repo=repo.label)
     else:
-        record = index['files'][relative]
-        lines, frame['stale'] = read_current_file(index['root'], relative, record['revision'],
+        record = repo.index['files'][relative]
+        lines, frame['stale'] = read_current_file(repo.index['root'], relative,
+                                                  record['revision'],
                                                   record.get('language', 'python'))
         if frame['line'] <= len(lines):
             frame['source_line'] = lines[frame['line'] - 1]
@@ -5542,18 +5687,20 @@ class FileSet(NamedTuple):
     files: dict
     index: dict = None       # the searchable index, when the files are an index's
     skipped: tuple = ()      # files under a root that its rules leave out, reported
+    label: str = ''          # the repo's label
 
 
-def index_files(index):
+def index_files(index, label=''):
     """The files of a searchable index as a FileSet."""
-    return FileSet(index['root'], index['files'], index)
+    return FileSet(index['root'], index['files'], index, (), label)
 
 
 def root_files(root, options=IndexOptions()):
     """The files under a root that index would read, as a FileSet."""
     found, skipped = list_tree(root, options)
     return FileSet(str(root), {relative: {'language': language_of(relative) or 'text'}
-                               for relative in found}, None, tuple(skipped))
+                               for relative in found}, None, tuple(skipped),
+                   os.path.basename(str(root).rstrip('/\\')))
 
 
 def file_lines(files, relative):
@@ -5599,7 +5746,8 @@ class GrepQuery(NamedTuple):
     fixed: bool = False          # -F: the pattern is a literal string
     ignore_case: bool = False    # -i
     word: bool = False           # -w: only whole words
-    accept: object = None        # a predicate over relative paths (--path, --lang)
+    globs: tuple = ()            # --path globs the files must match
+    languages: tuple = ()        # --lang: the files' languages
     max_count: int = 0           # per file; 0: no limit
     max_results: int = 0         # in all; 0: no limit
     offset: int = 0              # matches to pass over first (the next page)
@@ -5616,15 +5764,17 @@ def grep_regex(query):
         raise ValueError(f'bad regular expression {query.pattern!r}: {error}') from None
 
 
-def grep(files, query, report=None):
-    """{'pattern', 'matches': [{'path', 'line', 'column', 'text', 'symbol', 'start',
-    'end'}], 'files_searched', 'truncated'} of a query over a FileSet, in path order;
-    'next_offset' when max_results cut it.  report(relative, reason) hears of each file
-    that could not be read."""
+def grep(sets, query, report=None):
+    """{'pattern', 'matches': [{'repo', 'path', 'line', 'column', 'text', 'symbol',
+    'start', 'end'}], 'files_searched', 'truncated'} of a query over FileSets, in their
+    order and path order; 'next_offset' when max_results cut it.  report(relative,
+    reason) hears of each file that could not be read."""
     regex = grep_regex(query)
     matches, searched, seen, truncated = [], 0, 0, False
-    for relative in files.files:
-        if query.accept is not None and not query.accept(relative):
+    accepts = [file_filter(files.files, query.globs, query.languages) for files in sets]
+    for files, accept, relative in ((files, accept, relative) for files, accept in
+                                    zip(sets, accepts) for relative in files.files):
+        if accept is not None and not accept(relative):
             continue
         try:
             data = read_file(os.path.join(files.root, *relative.split('/')), READ_BACK_LIMIT)[0]
@@ -5655,7 +5805,8 @@ def grep(files, query, report=None):
                 return {'pattern': query.pattern, 'matches': matches, 'files_searched': searched,
                         'truncated': True, 'next_offset': seen - 1}
             holder = holders[line] if line < len(holders) else None
-            matches.append({'path': relative, 'line': line, 'column': column,
+            matches.append({'repo': files.label, 'path': relative, 'line': line,
+                            'column': column,
                             'text': line_text[:LONG_LINE],
                             'symbol': holder[2] if holder else None,
                             'start': holder[0] if holder else None,
@@ -5821,18 +5972,20 @@ def left_out_under(files, folder):
 
 # --- Output: the tutorial's lines for people, one JSON object for machines -------------
 
-def hit_header(hit):
-    header = f"[{hit['id']}] {hit['path']}:{hit['start']}-{hit['end']} {hit['symbol']}"
+def hit_header(hit, with_repo=False):
+    """'[id] path:start-end symbol' ('repo:path' when several repos are searched)."""
+    path = f"{hit['repo']}:{hit['path']}" if with_repo else hit['path']
+    header = f"[{hit['id']}] {path}:{hit['start']}-{hit['end']} {hit['symbol']}"
     if hit.get('stale'):
         header += '  [stale: file changed since indexing; run index again]'
     return header
 
 
-def format_hits(hits):
+def format_hits(hits, with_repo=False):
     """The tutorial's format: '[id] path:start-end symbol' then the source lines."""
     if not hits:
         return NOT_FOUND_MESSAGE
-    return '\n'.join(hit_header(hit) + '\n' + hit['text'] for hit in hits)
+    return '\n'.join(hit_header(hit, with_repo) + '\n' + hit['text'] for hit in hits)
 
 
 def marked_text(chunk, line):
@@ -5844,7 +5997,7 @@ def marked_text(chunk, line):
     return '\n'.join(rows)
 
 
-HIT_KEYS = ('id', 'path', 'symbol', 'kind', 'language', 'start', 'end', 'revision',
+HIT_KEYS = ('id', 'repo', 'path', 'symbol', 'kind', 'language', 'start', 'end', 'revision',
             'receiver', 'trait', 'score', 'stale', 'text')
 
 
@@ -5856,7 +6009,7 @@ def trace_frame_json(frame):
     chunk = frame['chunk']
     return {'file': frame['file'], 'line': frame['line'], 'name': frame['name'],
             'language': frame['language'], 'block': frame['block'],
-            'inside_root': frame['inside_root'], 'path': frame['path'],
+            'inside_root': frame['inside_root'], 'repo': frame['repo'], 'path': frame['path'],
             'stale': bool(chunk and chunk.get('stale')) or bool(frame.get('stale')),
             'chunk': hit_json(chunk) if chunk else None}
 
@@ -5869,7 +6022,7 @@ def traceback_json(explained):
                            for block in explained]}
 
 
-def format_traceback(explained, full=False):
+def format_traceback(explained, full=False, with_repo=False):
     """Traces for people: per block its frames, each with its definition's header line
     and TRACE_CONTEXT lines around the frame's line (full: the whole definition), then
     the block's message."""
@@ -5880,7 +6033,7 @@ def format_traceback(explained, full=False):
         else:
             out.append(f"{block['language']} {block['block']}:")
         for frame in block['frames']:
-            out.extend(format_frame(frame, full))
+            out.extend(format_frame(frame, full, with_repo))
         if block['message']:
             out.append(block['message'])
         if block['then']:
@@ -5888,7 +6041,7 @@ def format_traceback(explained, full=False):
     return '\n'.join(out) if out else 'no stack trace frames found'
 
 
-def format_frame(frame, full):
+def format_frame(frame, full, with_repo=False):
     """The lines of one frame: where it is as printed, then the code there."""
     if frame['language'] == 'python':
         where = f"  File {frame['file']}, line {frame['line']}, in {frame['name']}"
@@ -5901,11 +6054,13 @@ def format_frame(frame, full):
     if chunk is not None:
         rows = marked_text(chunk, frame['line']) if full else \
             trace_window(chunk, frame['line'])
-        return [where, '    ' + hit_header(chunk)] + ['    ' + row for row in rows.split('\n')]
+        return [where, '    ' + hit_header(chunk, with_repo)] + \
+            ['    ' + row for row in rows.split('\n')]
+    path = f"{frame['repo']}:{frame['path']}" if with_repo else frame['path']
     if not frame['line']:
-        return [where, f"    {frame['path']}: the trace gives no line"]
+        return [where, f"    {path}: the trace gives no line"]
     note = '  [stale]' if frame.get('stale') else ''
-    rows = [where, f"    {frame['path']}:{frame['line']}: outside any indexed definition{note}"]
+    rows = [where, f"    {path}:{frame['line']}: outside any indexed definition{note}"]
     if 'source_line' in frame:
         rows.append(f"    > {frame['line']} | {frame['source_line']}")
     return rows
@@ -5931,27 +6086,32 @@ def trace_window(chunk, line):
     return '\n'.join(rows)
 
 
-def format_grep(result, lines_of, context=0, files_only=False):
+def format_grep(result, lines_of, context=0, files_only=False, with_repo=False):
     """grep's matches for people, as ripgrep prints them: path:line:text, context lines
     path-line-text and '--' between groups; the definition holding a run of matches is
-    named above it (path:start-end symbol).  lines_of(path) gives a file's lines for
-    the context.  Nothing at all when nothing matched."""
+    named above it (path:start-end symbol); with_repo, paths are repo:path.
+    lines_of(repo, path) gives a file's lines for the context.  Nothing at all when
+    nothing matched."""
+    def shown(match):
+        return f"{match['repo']}:{match['path']}" if with_repo else match['path']
+
     if files_only:
-        return '\n'.join(dict.fromkeys(match['path'] for match in result['matches']))
-    by_path = collections.defaultdict(dict)
+        return '\n'.join(dict.fromkeys(shown(match) for match in result['matches']))
+    by_file = collections.defaultdict(dict)
     for match in result['matches']:
-        by_path[match['path']][match['line']] = match
+        by_file[match['repo'], match['path']][match['line']] = match
     out = []
-    for path, matched in by_path.items():
-        lines = lines_of(path) if context else []
-        shown, holder = [], None
+    for (repo, path), matched in by_file.items():
+        lines = lines_of(repo, path) if context else []
+        name = shown(next(iter(matched.values())))
+        spans, holder = [], None
         for line in matched:
             first, last = max(1, line - context), min(line + context, max(len(lines), line))
-            if shown and first <= shown[-1][1] + 1:
-                shown[-1][1] = max(shown[-1][1], last)
+            if spans and first <= spans[-1][1] + 1:
+                spans[-1][1] = max(spans[-1][1], last)
             else:
-                shown.append([first, last])
-        for first, last in shown:
+                spans.append([first, last])
+        for first, last in spans:
             if context and out:
                 out.append('--')
             group = [matched[n] for n in range(first, last + 1) if n in matched]
@@ -5961,11 +6121,11 @@ def format_grep(result, lines_of, context=0, files_only=False):
                         (match['start'], match['symbol']) != holder and \
                         not match['symbol'].startswith(path + ':L'):     # a window's name
                     holder = (match['start'], match['symbol'])
-                    out.append(f"{path}:{match['start']}-{match['end']} {match['symbol']}")
+                    out.append(f"{name}:{match['start']}-{match['end']} {match['symbol']}")
                 if number in matched:
-                    out.append(f"{path}:{number}:{matched[number]['text']}")
+                    out.append(f"{name}:{number}:{matched[number]['text']}")
                 else:
-                    out.append(f"{path}-{number}-{lines[number - 1][:LONG_LINE]}")
+                    out.append(f"{name}-{number}-{lines[number - 1][:LONG_LINE]}")
     return '\n'.join(out)
 
 
@@ -5983,7 +6143,7 @@ def format_listing(listing):
     for entry in listing['entries']:
         if 'reason' in entry:
             rows.append((entry['path'], f"[{entry['reason']}]"))
-        elif entry['type'] == 'folder':
+        elif entry['type'] in ('folder', 'repo'):
             rows.append((entry['path'], f"{entry['files']} files, {entry['chunks']} chunks"))
         else:
             rows.append((entry['path'], f"{entry['language']}, {entry['chunks']} chunks"))
@@ -5991,12 +6151,13 @@ def format_listing(listing):
     return '\n'.join(f'{path:<{width}}  {what}' for path, what in rows)
 
 
-def format_outline(found):
+def format_outline(found, with_repo=False):
     """An outline for people: each file with its language, then its definitions with
     their lines, members indented under the definitions that hold them."""
     out = []
     for file in found['files']:
-        out.append(f"{file['path']} ({file['language']})")
+        path = f"{file['repo']}:{file['path']}" if with_repo else file['path']
+        out.append(f"{path} ({file['language']})")
         open_ends = []
         for chunk in file['chunks']:
             while open_ends and open_ends[-1] < chunk['start']:
@@ -6011,12 +6172,12 @@ def emit_json(document):
     print(json.dumps(document, ensure_ascii=False, indent=2))
 
 
-def print_hits(question, hits, as_json):
+def print_hits(question, hits, as_json, with_repo=False):
     """Hits as the tutorial prints them, or as one JSON object."""
     if as_json:
         emit_json({'query': question, 'results': [hit_json(hit) for hit in hits]})
     else:
-        print(format_hits(hits))
+        print(format_hits(hits, with_repo))
 
 
 def report_skipped(skipped):
@@ -6082,7 +6243,9 @@ def integer_schema(description, minimum=1, maximum=None):
 
 
 BUDGET = {'max_chars': integer_schema(
-    f'most characters of code to return (default {MCP_DEFAULT_MAX_CHARS})', 200, 200000)}
+    f'most characters of code to return (default {MCP_DEFAULT_MAX_CHARS})', 200, 200000),
+    'repo': {'type': 'string', 'description': 'only the repository with this label, when '
+             'several are served (a path may also be written REPO:path)'}}
 MCP_TOOLS = {
     'search_code': ('Rank definitions, module code and text windows for a question.', {
         'query': {'type': 'string', 'minLength': 1, 'description': 'question or identifier'},
@@ -6180,78 +6343,93 @@ def budgeted(hits, max_chars):
     return results, truncated
 
 
-def hits_as_text(results, truncated):
+def hits_as_text(results, truncated, with_repo=False):
     if not results:
         return 'no results'
-    text = '\n\n'.join(f"[{r['id']}] {r['path']}:{r['start']}-{r['end']} {r['symbol']}"
+    text = '\n\n'.join(f"[{r['id']}] {r['repo'] + ':' if with_repo else ''}{r['path']}:"
+                       f"{r['start']}-{r['end']} {r['symbol']}"
                        f"{'  [stale]' if r['stale'] else ''}\n{r['text']}" for r in results)
     return text + ('\n\n[output truncated to max_chars]' if truncated else '')
 
 
-def mcp_call(index, name, arguments):
-    """Run one tool on a searchable index -> (text, structured); raises LookupError."""
+def mcp_call(repos, name, arguments):
+    """Run one tool on the searchable repos -> (text, structured); raises LookupError."""
     budget = arguments.get('max_chars', MCP_DEFAULT_MAX_CHARS)
+    if arguments.get('repo'):
+        repos = [repo for repo in repos if repo.label == arguments['repo']]
+        if not repos:
+            raise LookupError(f"no repository labelled {arguments['repo']!r}")
+    with_repo = len(repos) > 1
     if name == 'search_code':
         globs = [arguments['path_prefix']] if arguments.get('path_prefix') else []
         if '..' in re.split(r'[/,]', ''.join(globs)):
             raise LookupError(f'path is outside the indexed root: {globs[0]}')
         languages = [known_language(name) for name in split_globs([arguments.get('language', '')])]
-        accept = file_filter(index['files'], globs, languages)
-        hits = with_text(index, search_index(index, arguments['query'],
-                                             arguments.get('top_k', 5), accept))
+        hits = texts_of(repos, search_repos(
+            repos, arguments['query'], arguments.get('top_k', 5),
+            lambda repo: file_filter(repo.index['files'], globs, languages)))
     elif name == 'find_symbol':
-        hits = with_text(index, find_symbol(index, arguments['name']))
+        hits = texts_of(repos, symbol_in_repos(repos, arguments['name']))
     elif name == 'locate':
-        chunk = locate(index, arguments['path'], arguments['line'])
+        repo, path = repo_path(repos, arguments['path'])
+        chunk = locate(repo.index, path, arguments['line'])
         if chunk is None:
             raise LookupError(f"no indexed definition holds {arguments['path']}:"
                               f"{arguments['line']}")
-        hits = with_text(index, [chunk])
+        hits = [dict(with_text(repo.index, [chunk])[0], repo=repo.label)]
     elif name == 'explain_traceback':
-        explained = explain_traceback(index, arguments['traceback'])
+        explained = explain_traceback(repos, arguments['traceback'])
         if not any(block['frames'] for block in explained):
             raise ValueError('no stack trace frames found in the text')
-        text = format_traceback(explained)
+        text = format_traceback(explained, False, with_repo)
         truncated = len(text) > budget
         structured = dict(traceback_json(explained), truncated=truncated)
         return (text[:budget] + ('\n[output truncated to max_chars]' if truncated else ''),
                 structured)
     elif name in ('grep_code', 'read_file', 'list_files'):
         return {'grep_code': mcp_grep, 'read_file': mcp_read,
-                'list_files': mcp_list}[name](index, arguments, budget)
+                'list_files': mcp_list}[name](repos, arguments, budget)
     elif name == 'file_outline':
-        found = outline(index, [arguments['path']])
-        text = format_outline(found)
+        path = arguments['path']
+        found = outline_repos(repos, [] if path.strip('/') in ('', '.') else [path])
+        text = format_outline(found, with_repo)
         truncated = len(text) > budget
         return (text[:budget] + ('\n[output truncated to max_chars]' if truncated else ''),
                 dict(found, truncated=truncated))
     else:
-        status = index_status(index, index.get('source', ''))
-        status['skipped'] = status['skipped'][:200]
+        statuses = [dict(index_status(repo.index, repo.index.get('source', '')),
+                         repo=repo.label) for repo in repos]
+        for status in statuses:
+            status['skipped'] = status['skipped'][:200]
+        status = statuses[0] if len(statuses) == 1 else {'repos': statuses}
         return json.dumps(status, ensure_ascii=False, indent=2), status
     results, truncated = budgeted(hits, budget)
-    return hits_as_text(results, truncated), {'results': results, 'truncated': truncated}
+    return hits_as_text(results, truncated, with_repo), {'results': results,
+                                                         'truncated': truncated}
 
 
-def mcp_grep(index, arguments, budget):
+def mcp_grep(repos, arguments, budget):
     """grep_code: matches in the text budget, and where the next page starts."""
     globs = split_globs([arguments.get('path_glob', '')])
     if '..' in re.split(r'[/,]', ''.join(globs)):
         raise LookupError(f"path is outside the indexed root: {arguments['path_glob']}")
-    files = index_files(index)
+    sets = [index_files(repo.index, repo.label) for repo in repos]
     offset = arguments.get('offset', 0)
     query = GrepQuery(arguments['pattern'], arguments.get('fixed', False),
-                      arguments.get('ignore_case', False), False,
-                      file_filter(index['files'], globs, []), 0,
+                      arguments.get('ignore_case', False), False, tuple(globs), (), 0,
                       arguments.get('max_results', MCP_GREP_RESULTS), offset)
-    result = grep(files, query)
-    lines = functools.lru_cache(maxsize=64)(lambda path: file_lines(files, path)[0])
-    context = arguments.get('context', 0)
-    matches, text = result['matches'], format_grep(result, lines, context)
+    result = grep(sets, query)
+    by_label = {files.label: files for files in sets}
+    lines = functools.lru_cache(maxsize=64)(
+        lambda label, path: file_lines(by_label[label], path)[0])
+    context, with_repo = arguments.get('context', 0), len(repos) > 1
+    matches = result['matches']
+    text = format_grep(result, lines, context, False, with_repo)
     kept = len(matches)
     while kept and len(text) > budget:
         kept = min(kept - 1, kept * budget // len(text))
-        text = format_grep(dict(result, matches=matches[:kept]), lines, context)
+        text = format_grep(dict(result, matches=matches[:kept]), lines, context, False,
+                           with_repo)
     if kept < len(matches):
         result = dict(result, matches=matches[:kept], truncated=True, next_offset=offset + kept)
     if 'next_offset' in result:
@@ -6260,10 +6438,11 @@ def mcp_grep(index, arguments, budget):
     return text or 'no matches', result
 
 
-def mcp_read(index, arguments, budget):
+def mcp_read(repos, arguments, budget):
     """read_file: the lines that fit the budget, and the next start when cut."""
-    result = read_lines(index_files(index), arguments['path'], arguments.get('start', 1),
-                        arguments.get('end'))
+    repo, path = repo_path(repos, arguments['path'])
+    result = dict(read_lines(index_files(repo.index, repo.label), path,
+                             arguments.get('start', 1), arguments.get('end')), repo=repo.label)
     lines = result['text'].split('\n') if result['total_lines'] else []
     kept, used = 0, 0
     for line in lines:
@@ -6282,10 +6461,9 @@ def mcp_read(index, arguments, budget):
     return text or f"{result['path']} is empty", result
 
 
-def mcp_list(index, arguments, budget):
+def mcp_list(repos, arguments, budget):
     """list_files: the entries that fit the budget."""
-    listing = list_folder(index_files(index), arguments.get('path', ''),
-                          arguments.get('depth', 1))
+    listing = list_repos(repos, arguments.get('path', ''), arguments.get('depth', 1))
     text, entries = format_listing(listing), listing['entries']
     kept = len(entries)
     while kept and len(text) > budget:
@@ -6379,6 +6557,18 @@ def index_loader(path):
     return load
 
 
+def repos_loader(specs):
+    """load() -> the repos of --index values, each index loaded again whenever it is
+    replaced on disk."""
+    loaders = {}
+
+    def load_one(path):
+        if path not in loaders:
+            loaders[path] = index_loader(path)
+        return loaders[path]()
+    return lambda: open_repos(specs, load_one)
+
+
 def serve_mcp(load, stdin, stdout):
     """The stdio loop: read a line, answer it, until stdin closes."""
     state = {'load': load, 'version': None}
@@ -6448,6 +6638,10 @@ def language_name(text):
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+INDEX_HELP = (f'index file, or NAME=FILE to label it; repeat it to search several '
+              f'repositories (default: {DEFAULT_INDEX})')
+
+
 def build_parser():
     prog = program_name()
     parser = ArgumentParser(prog=prog, description=__doc__.split('\n')[0],
@@ -6497,7 +6691,7 @@ def build_parser():
     outline_command.add_argument('paths', nargs='*', metavar='PATH',
                                  help='files or folders (default: every indexed file)')
     for sub in (search, symbol, at, trace, outline_command):
-        sub.add_argument('--index', default=DEFAULT_INDEX, metavar='FILE', help='index file')
+        sub.add_argument('--index', action='append', metavar='[NAME=]FILE', help=INDEX_HELP)
         sub.add_argument('--json', action='store_true', help='print one JSON object')
     grep = command('grep', 'search the files for a regular expression, as ripgrep does')
     grep.add_argument('pattern', help="a Python regular expression (-F: a literal string)")
@@ -6524,15 +6718,13 @@ def build_parser():
                     help='levels to list (default: 1)')
     ls.add_argument('--all', action='store_true',
                     help='also files and folders left out, with the reason')
-    for sub in (grep, read):
-        sub.add_argument('--index', metavar='FILE',
-                         help=f'index file (default: {DEFAULT_INDEX}, when no ROOT is given)')
+    for sub in (grep, read, ls):
+        sub.add_argument('--index', action='append', metavar='[NAME=]FILE',
+                         help=INDEX_HELP + (', when no ROOT is given' if sub is not ls else ''))
         sub.add_argument('--json', action='store_true', help='print one JSON object')
-    ls.add_argument('--index', default=DEFAULT_INDEX, metavar='FILE', help='index file')
-    ls.add_argument('--json', action='store_true', help='print one JSON object')
     mcp = command('mcp', 'serve the index to MCP clients over stdio')
     mcp.add_argument('root', nargs='?', help='index this folder in memory instead')
-    mcp.add_argument('--index', default=DEFAULT_INDEX, metavar='FILE', help='index file')
+    mcp.add_argument('--index', action='append', metavar='[NAME=]FILE', help=INDEX_HELP)
     return parser
 
 
@@ -6604,63 +6796,85 @@ def run_dry_run(root, options):
     return 0
 
 
+def open_command_repos(args):
+    """The repos a command runs on: its --index values (default code_index.json)."""
+    return open_repos(args.index or [DEFAULT_INDEX])
+
+
+def damaged_repos_guard(args):
+    return damaged_index_guard(', '.join(args.index or [DEFAULT_INDEX]))
+
+
 def run_search(args):
-    index = open_index_file(args.index)
-    for glob in unmatched_globs(index['files'], args.path):
+    repos = open_command_repos(args)
+    for glob in unmatched_globs([relative for repo in repos for relative in repo.index['files']],
+                                args.path):
         warn(f'--path {glob!r} matches no indexed file')
-    accept = file_filter(index['files'], args.path, args.lang)
-    with damaged_index_guard(args.index):
-        hits = with_text(index, search_index(index, args.question, args.top_k, accept))
-    print_hits(args.question, hits, args.json)
+    with damaged_repos_guard(args):
+        hits = texts_of(repos, search_repos(
+            repos, args.question, args.top_k,
+            lambda repo: file_filter(repo.index['files'], args.path, args.lang)))
+    print_hits(args.question, hits, args.json, len(repos) > 1)
     return 0
 
 
+def texts_of(repos, hits):
+    """Fill in the text of hits from several repos (see with_text)."""
+    by_label = {repo.label: repo for repo in repos}
+    for hit in hits:
+        with_text(by_label[hit['repo']].index, [hit])
+    return hits
+
+
 def run_outline(args):
-    index = open_index_file(args.index)
+    repos = open_command_repos(args)
     try:
-        with damaged_index_guard(args.index):
-            found = outline(index, args.paths)
+        with damaged_repos_guard(args):
+            found = outline_repos(repos, args.paths)
     except LookupError as error:
         raise IndexProblem(str(error.args[0])) from None
     if args.json:
         emit_json(found)
     else:
-        print(format_outline(found))
+        print(format_outline(found, len(repos) > 1))
     return 0
 
 
-def open_file_set(args):
+def open_file_sets(args):
     """The files grep and read run on: those under ROOT when it is given, else the
-    index's (--index, default code_index.json)."""
+    indexes' (--index, default code_index.json)."""
     if args.root and args.index:
         raise IndexProblem('give ROOT or --index, not both')
     if args.root:
-        return root_files(require_folder(args.root))
-    return index_files(open_index_file(args.index or DEFAULT_INDEX))
+        return [root_files(require_folder(args.root))]
+    return [index_files(repo.index, repo.label) for repo in open_command_repos(args)]
 
 
 def run_grep(args):
-    files = open_file_set(args)
+    sets = open_file_sets(args)
     try:
         query = GrepQuery(args.pattern, args.fixed_strings, args.ignore_case, args.word_regexp,
-                          file_filter(files.files, args.path, args.lang), args.max_count or 0)
+                          tuple(args.path), tuple(args.lang), args.max_count or 0)
         grep_regex(query)
     except ValueError as error:
         raise IndexProblem(str(error)) from None
-    for glob in unmatched_globs(files.files, args.path):
+    for glob in unmatched_globs([relative for files in sets for relative in files.files],
+                                args.path):
         warn(f'--path {glob!r} matches no file')
-    report_skipped(list(files.skipped))
+    report_skipped([item for files in sets for item in files.skipped])
     unreadable = []
-    with damaged_index_guard(args.index or DEFAULT_INDEX) if files.index else \
-            contextlib.nullcontext():
-        result = grep(files, query, lambda path, reason: unreadable.append(
+    with damaged_repos_guard(args) if not args.root else contextlib.nullcontext():
+        result = grep(sets, query, lambda path, reason: unreadable.append(
             skip_record(path, reason)))
     report_skipped(unreadable)
     if args.json:
         emit_json(result)
     elif result['matches']:
-        lines = functools.lru_cache(maxsize=64)(lambda path: file_lines(files, path)[0])
-        print(format_grep(result, lines, args.context or 0, args.files_with_matches))
+        by_label = {files.label: files for files in sets}
+        lines = functools.lru_cache(maxsize=64)(
+            lambda label, path: file_lines(by_label[label], path)[0])
+        print(format_grep(result, lines, args.context or 0, args.files_with_matches,
+                          len(sets) > 1))
     return 0
 
 
@@ -6673,9 +6887,10 @@ def run_read(args):
         end = int(span[2]) if span[2] else None
         if start < 1 or (end is not None and end < start):
             raise IndexProblem(f'expected PATH:START-END with 1 <= START <= END, got {tail!r}')
-    files = open_file_set(args)
+    sets = open_file_sets(args)
     try:
-        result = read_lines(files, path, start, end)
+        files, inside = repo_path(sets, path)
+        result = dict(read_lines(files, inside, start, end), repo=files.label)
     except LookupError as error:
         raise IndexProblem(str(error.args[0])) from None
     if args.json:
@@ -6686,9 +6901,9 @@ def run_read(args):
 
 
 def run_ls(args):
-    files = index_files(open_index_file(args.index))
+    repos = open_command_repos(args)
     try:
-        listing = list_folder(files, args.path, args.depth, args.all)
+        listing = list_repos(repos, args.path, args.depth, args.all)
     except LookupError as error:
         raise IndexProblem(str(error.args[0])) from None
     if args.json:
@@ -6715,16 +6930,16 @@ def run_one_shot(args):
 
 
 def run_symbol(args):
-    index = open_index_file(args.index)
-    with damaged_index_guard(args.index):
-        matches = with_text(index, find_symbol(index, args.name))
+    repos = open_command_repos(args)
+    with damaged_repos_guard(args):
+        matches = texts_of(repos, symbol_in_repos(repos, args.name))
     if args.json:
         emit_json({'name': args.name, 'results': [dict(hit_json(m), match=m['match'])
                                                    for m in matches]})
     elif not matches:
         print(f'no definition named {args.name}')
     else:
-        print('\n'.join(hit_header(m) + '\n' + m['text'] for m in matches))
+        print('\n'.join(hit_header(m, len(repos) > 1) + '\n' + m['text'] for m in matches))
     return 0
 
 
@@ -6732,27 +6947,28 @@ def run_at(args):
     path, _, line = args.location.rpartition(':')
     if not path or not line.isdigit() or int(line) < 1:
         raise IndexProblem(f'expected PATH:LINE, got {args.location!r}')
-    index = open_index_file(args.index)
+    repos = open_command_repos(args)
     try:
-        with damaged_index_guard(args.index):
-            chunk = locate(index, path, int(line))
+        with damaged_repos_guard(args):
+            repo, inside = repo_path(repos, path)
+            chunk = locate(repo.index, inside, int(line))
     except LookupError as error:
         raise IndexProblem(str(error.args[0])) from None
     if chunk is not None:
-        with_text(index, [chunk])
+        chunk = dict(with_text(repo.index, [chunk])[0], repo=repo.label)
     if args.json:
         emit_json({'path': path, 'line': int(line),
                    'result': dict(hit_json(chunk), line=int(line)) if chunk else None})
     elif chunk is None:
         print(f'{path}:{line}: no indexed function holds this line')
     else:
-        print(hit_header(chunk))
+        print(hit_header(chunk, len(repos) > 1))
         print(marked_text(chunk, int(line)))
     return 0
 
 
 def run_trace(args):
-    index = open_index_file(args.index)
+    repos = open_command_repos(args)
     try:
         if args.file == '-':
             text = sys.stdin.read()
@@ -6761,12 +6977,12 @@ def run_trace(args):
                 text = handle.read()
     except OSError as error:
         raise IndexProblem(f'cannot read trace {args.file}: {error.strerror}') from None
-    with damaged_index_guard(args.index):
-        explained = explain_traceback(index, text)
+    with damaged_repos_guard(args):
+        explained = explain_traceback(repos, text)
     if args.json:
         emit_json(traceback_json(explained))
     else:
-        print(format_traceback(explained, args.full))
+        print(format_traceback(explained, args.full, len(repos) > 1))
     return 0
 
 
@@ -6819,17 +7035,20 @@ def main(argv=None):
 
 
 def run_mcp(args):
-    """Serve an index file (reloaded when replaced) or a folder indexed in memory."""
+    """Serve index files (each reloaded when replaced) or a folder indexed in memory."""
+    if args.root and args.index:
+        raise IndexProblem('give ROOT or --index, not both')
     if args.root:
         root = require_folder(args.root)
         chunks, skipped = scan_tree(root)
         index = make_search_index(chunks, root, skipped)
         index['source'] = f'(in memory: {root})'
-        load = lambda: index                           # noqa: E731
+        repos = [Repo(os.path.basename(root.rstrip('/\\')) or 'root', index)]
+        load = lambda: repos                           # noqa: E731
     else:
-        load = index_loader(args.index)
-        load()                                         # fail now, not at the first call
-    print(f'code_search mcp: serving {load()["root"]} on stdio', file=sys.stderr)
+        load = repos_loader(args.index or [DEFAULT_INDEX])
+    served = ', '.join(repo.index['root'] for repo in load())   # fail now, not later
+    print(f'code_search mcp: serving {served} on stdio', file=sys.stderr)
     stdout, sys.stdout = sys.stdout, sys.stderr        # stray prints must not corrupt
     try:
         return serve_mcp(load, sys.stdin.buffer, stdout.buffer)

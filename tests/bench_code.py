@@ -154,7 +154,7 @@ for text in sys.argv[5:]:
     tool = plain = float('inf')
     for _ in range(int(sys.argv[4])):
         started = time.perf_counter()
-        code_search.grep(files, code_search.GrepQuery(text))
+        code_search.grep([files], code_search.GrepQuery(text))
         tool = min(tool, time.perf_counter() - started)
         started = time.perf_counter()
         pattern = re.compile(text.encode(), re.MULTILINE)

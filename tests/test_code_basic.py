@@ -569,11 +569,12 @@ class CommandLineTests(unittest.TestCase):
         self.assertEqual(list(document), ['query', 'results'])
         self.assertEqual(len(document['results']), 1)
         hit = document['results'][0]
-        self.assertEqual(list(hit), ['id', 'path', 'symbol', 'kind', 'language', 'start', 'end',
-                                     'revision', 'receiver', 'trait', 'score', 'stale', 'text'])
+        self.assertEqual(list(hit), ['id', 'repo', 'path', 'symbol', 'kind', 'language', 'start',
+                                     'end', 'revision', 'receiver', 'trait', 'score', 'stale',
+                                     'text'])
         data = (self.root / 'billing.py').read_bytes()
         self.assertEqual({k: hit[k] for k in hit if k != 'score'},
-                         {'id': 'code-3', 'path': 'billing.py',
+                         {'id': 'code-3', 'repo': self.root.name, 'path': 'billing.py',
                           'symbol': 'Invoice.total_with_tax', 'kind': 'method',
                           'language': 'python', 'start': 3, 'end': 5,
                           'revision': hashlib.sha256(data).hexdigest()[:12], 'receiver': '',

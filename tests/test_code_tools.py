@@ -105,10 +105,10 @@ class GrepTests(TempDirCase):
         found = json.loads(self.grep('Serve', '--index', self.index, '--json', '-w').stdout)
         self.assertEqual(set(found), {'pattern', 'matches', 'files_searched', 'truncated'})
         self.assertEqual(found['matches'], [
-            {'path': 'server/main.go', 'line': 5, 'column': 4,
+            {'repo': 'repo', 'path': 'server/main.go', 'line': 5, 'column': 4,
              'text': '// Serve answers one request.', 'symbol': None, 'start': None,
              'end': None},
-            {'path': 'server/main.go', 'line': 6, 'column': 6,
+            {'repo': 'repo', 'path': 'server/main.go', 'line': 6, 'column': 6,
              'text': 'func Serve(path string) string {', 'symbol': 'Serve', 'start': 6,
              'end': 11}])
         self.assertEqual(found['files_searched'], 5)
@@ -292,7 +292,7 @@ class McpToolTests(TempDirCase):
             self.assertEqual(tools[name]['inputSchema']['type'], 'object')
         self.assertEqual(sorted(tools['grep_code']['inputSchema']['properties']),
                          ['context', 'fixed', 'ignore_case', 'max_chars', 'max_results',
-                          'offset', 'path_glob', 'pattern'])
+                          'offset', 'path_glob', 'pattern', 'repo'])
         instructions = self.server.request('initialize', {
             'protocolVersion': '2025-11-25', 'capabilities': {},
             'clientInfo': {'name': 't', 'version': '1'}})['result']['instructions']

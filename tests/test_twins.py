@@ -123,7 +123,7 @@ class PathGlobTests(TempDirCase):
                 notes = json.loads(run('notes', 'search', 'shared marker', '--index', 'n.json',
                                        '--path', glob, '--top-k', '20', '--json',
                                        cwd=self.tmp).stdout)
-                _, mcp = code_search.mcp_call(index, 'search_code', {
+                _, mcp = code_search.mcp_call([code_search.Repo('root', index)], 'search_code', {
                     'query': 'shared_marker', 'top_k': 20, 'path_prefix': glob})
                 found = [sorted(hit['path'][:-3] for hit in hits)
                          for hits in (code['results'], notes['results'], mcp['results'])]
@@ -222,8 +222,8 @@ class SignalTests(TempDirCase):
     SIGTERM (to the tool's process) at several moments of `index`, workers running."""
     FRACTIONS = (0.0, 0.15, 0.3, 0.45, 0.6, 0.75, 0.9, 1.05)
     # Python starts and compiles the script before its first line can set up signals: a
-    # Ctrl-C in those first tens of milliseconds gets Python's own traceback (README).
-    STARTUP_SECONDS = 0.15
+    # Ctrl-C in those first tenths of a second gets Python's own traceback (README).
+    STARTUP_SECONDS = 0.3
 
     def group_alive(self, group):
         """Pids of the live (not zombie) processes of a process group."""

@@ -1,0 +1,138 @@
+"""code_search.py over several repositories: labelled indexes searched together,
+every hit with its repo, and the repos list.  Standard library only."""
+import json
+
+from tests.support import CODE_TOOL, TempDirCase, run_cli, write
+from tests.test_code_agents import McpSession
+
+
+def cli(*args, **kwargs):
+    return run_cli(CODE_TOOL, *args, **kwargs)
+
+
+class ReposCase(TempDirCase):
+    """Two small repositories: a Python back end and a TypeScript front end."""
+
+    def setUp(self):
+        super().setUp()
+        self.api, self.web = self.tmp / 'api', self.tmp / 'web'
+        write(self.api / 'billing.py', (
+            'def total_with_tax(amount, rate):\n'
+            '    """Total of an invoice including tax."""\n'
+            '    return amount * (1 + rate)\n'
+            '\n\n'
+            'def refund(order):\n'
+            '    """Give the money of an order back."""\n'
+            '    return order\n'))
+        write(self.web / 'src' / 'cart.ts', (
+            'export class Cart {\n'
+            '  /** The cart total with tax, shown at checkout. */\n'
+            '  totalWithTax(rate: number): number {\n'
+            '    return this.sum * (1 + rate);\n'
+            '  }\n'
+            '}\n'))
+        write(self.web / 'billing.py', 'def render_invoice():\n    return "invoice"\n')
+        for root, name in ((self.api, 'api.json'), (self.web, 'web.json')):
+            result = cli('index', root, '--out', self.tmp / name)
+            self.assertEqual(result.returncode, 0, result.stderr)
+        self.both = ('--index', self.tmp / 'api.json', '--index', f"front={self.tmp / 'web.json'}")
+
+
+class SearchTests(ReposCase):
+    def test_hits_carry_their_repo(self):
+        result = cli('search', 'total with tax', *self.both, '--json', '--top-k', '5')
+        self.assertEqual(result.returncode, 0, result.stderr)
+        hits = json.loads(result.stdout)['results']
+        self.assertEqual({(h['repo'], h['symbol']) for h in hits[:2]},
+                         {('api', 'total_with_tax'), ('front', 'Cart.totalWithTax')})
+        human = cli('search', 'refund money', *self.both).stdout
+        self.assertRegex(human, r'^\[code-\d+\] api:billing\.py:6-8 refund\n')
+
+    def test_one_index_output_is_unchanged(self):
+        alone = cli('search', 'refund money', '--index', self.tmp / 'api.json').stdout
+        self.assertRegex(alone, r'^\[code-\d+\] billing\.py:6-8 refund\n')
+        hit = json.loads(cli('search', 'refund', '--index', self.tmp / 'api.json', '--json')
+                         .stdout)['results'][0]
+        self.assertEqual(hit['repo'], 'api')
+
+    def test_two_indexes_rank_as_one_index_of_both(self):
+        """Shared statistics: the merged ranking is the ranking of one index over both."""
+        import shutil
+        shutil.copytree(self.api, self.tmp / 'both' / 'api')
+        shutil.copytree(self.web, self.tmp / 'both' / 'web')
+        cli('index', self.tmp / 'both', '--out', self.tmp / 'both.json')
+        for question in ('invoice', 'total with tax', 'refund money', 'cart checkout'):
+            with self.subTest(question=question):
+                merged = json.loads(cli('search', question, *self.both, '--json', '--top-k',
+                                        '10').stdout)['results']
+                one = json.loads(cli('search', question, '--index', self.tmp / 'both.json',
+                                     '--json', '--top-k', '10').stdout)['results']
+                self.assertEqual([h['symbol'] for h in merged], [h['symbol'] for h in one])
+                self.assertEqual([h['score'] for h in merged],
+                                 sorted((h['score'] for h in merged), reverse=True))
+
+    def test_refusals(self):
+        for args in (('--index', self.tmp / 'api.json', '--index', self.tmp / 'api.json'),
+                     ('--index', f"x={self.tmp / 'api.json'}", '--index',
+                      f"x={self.tmp / 'web.json'}")):
+            with self.subTest(args=args):
+                result = cli('search', 'tax', *args)
+                self.assertEqual(result.returncode, 2)
+                self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+        write(self.tmp / 'other' / 'api' / 'x.py', 'def f():\n    pass\n')
+        cli('index', self.tmp / 'other' / 'api', '--out', self.tmp / 'api2.json')
+        clash = cli('search', 'f', '--index', self.tmp / 'api.json', '--index',
+                    self.tmp / 'api2.json')
+        self.assertEqual(clash.returncode, 2)
+        self.assertIn("labelled 'api'", clash.stderr)
+
+
+class LookupTests(ReposCase):
+    def test_symbol_grep_outline_at_read(self):
+        symbols = json.loads(cli('symbol', 'total_with_tax', *self.both, '--json').stdout)
+        self.assertEqual([(h['repo'], h['symbol']) for h in symbols['results']],
+                         [('api', 'total_with_tax')])
+        grep = cli('grep', 'tax', *self.both).stdout.splitlines()
+        self.assertIn('api:billing.py:1:def total_with_tax(amount, rate):', grep)
+        self.assertIn('front:src/cart.ts:2:  /** The cart total with tax, shown at checkout. */',
+                      grep)
+        found = json.loads(cli('grep', 'invoice', *self.both, '--json').stdout)
+        self.assertEqual({m['repo'] for m in found['matches']}, {'api', 'front'})
+        outline = json.loads(cli('outline', *self.both, '--json').stdout)
+        self.assertEqual([(f['repo'], f['path']) for f in outline['files']],
+                         [('api', 'billing.py'), ('front', 'billing.py'),
+                          ('front', 'src/cart.ts')])
+        ambiguous = cli('at', 'billing.py:1', *self.both)
+        self.assertEqual(ambiguous.returncode, 2)
+        self.assertIn('several repositories (api, front): write REPO:billing.py', ambiguous.stderr)
+        at = cli('at', 'front:billing.py:1', *self.both)
+        self.assertRegex(at.stdout, r'^\[code-\d+\] front:billing\.py:1-2 render_invoice')
+        read = json.loads(cli('read', 'front:src/cart.ts:3-3', *self.both, '--json').stdout)
+        self.assertEqual((read['repo'], read['text']),
+                         ('front', '  totalWithTax(rate: number): number {'))
+        ls = json.loads(cli('ls', *self.both, '--json').stdout)
+        self.assertEqual([(e['path'], e['files']) for e in ls['entries']],
+                         [('api:', 1), ('front:', 2)])
+
+    def test_trace_finds_frames_in_either_repo(self):
+        trace = ('Traceback (most recent call last):\n'
+                 '  File "/deploy/api/billing.py", line 3, in total_with_tax\n'
+                 '    return amount * (1 + rate)\n'
+                 'TypeError: boom\n')
+        traced = json.loads(cli('trace', '-', *self.both, '--json', input=trace).stdout)
+        frame = traced['exceptions'][0]['frames'][0]
+        self.assertEqual((frame['repo'], frame['path'], frame['chunk']['symbol']),
+                         ('api', 'billing.py', 'total_with_tax'))
+
+    def test_mcp_serves_both(self):
+        server = McpSession(self, *self.both)
+        server.initialize()
+        found = server.result('search_code', {'query': 'total with tax'})['structuredContent']
+        self.assertEqual({h['repo'] for h in found['results'][:2]}, {'api', 'front'})
+        only = server.result('search_code', {'query': 'total with tax', 'repo': 'front'})
+        self.assertEqual({h['repo'] for h in only['structuredContent']['results']}, {'front'})
+        read = server.result('read_file', {'path': 'front:src/cart.ts', 'start': 1, 'end': 1})
+        self.assertEqual(read['structuredContent']['text'], 'export class Cart {')
+        self.assertTrue(server.result('read_file', {'path': 'billing.py'})['isError'])
+        status = server.result('index_status', {})['structuredContent']
+        self.assertEqual([r['repo'] for r in status['repos']], ['api', 'front'])
