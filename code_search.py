@@ -31,6 +31,7 @@ if __name__ == '__main__':     # Ctrl-C or SIGTERM while the module loads: no tr
 
 import argparse
 import ast
+import base64
 import bisect
 import collections
 import contextlib
@@ -106,6 +107,12 @@ WRITE_PIECE = 1 << 20       # an index is written in pieces of this many charact
 RACY_MTIME_NS = 2 * 10 ** 9  # files modified this close to an index run are re-hashed
 PROGRESS_INTERVAL = 0.2     # seconds between updates of the progress line
 WORKER_WATCH_SECONDS = 0.5  # how often a worker process checks that its parent lives
+SERVE_HOST, SERVE_PORT = '127.0.0.1', 8765   # serve: where it listens by default
+SERVE_CLIENT_TIMEOUT = 10   # seconds a client may take to send its request
+API_QUERY_LIMIT = 4096      # characters of a request's query string
+API_FIELDS_LIMIT = 64       # parameters of one request
+API_BODY_LIMIT = 1 << 20    # bytes of a POST body (a stack trace)
+API_GREP_RESULTS = 200      # /api/grep's matches when max_results is not given
 
 SKIP_DIRS = {'.git', '.hg', '.svn', '__pycache__', 'node_modules', '.tox',
              '.mypy_cache', '.pytest_cache'}
@@ -4998,6 +5005,96 @@ def repo_path(repos, path):
     return (holding or repos)[0], path
 
 
+def read_repos_file(path):
+    """The repositories a list file names: [{'name', 'root', 'index'}], paths made
+    absolute from the file's folder.  The file is JSON ([{...}] or {"repos": [...]}) or
+    TOML-like: '[[repo]]' tables of name = "...", root = "...", index = "..."."""
+    try:
+        with open(path, encoding='utf-8') as handle:
+            text = handle.read()
+    except OSError as error:
+        raise IndexProblem(f'cannot read repository list {path}: {error.strerror}') from None
+    except UnicodeDecodeError:
+        raise IndexProblem(f'repository list {path} is not UTF-8 text') from None
+    try:
+        found = json.loads(text) if text.lstrip()[:1] in '[{' else toml_tables(text)
+    except ValueError as error:
+        raise IndexProblem(f'{path}: not a repository list: {error}') from None
+    if isinstance(found, dict):
+        found = found.get('repos', found.get('repo'))
+    if not isinstance(found, list) or not found:
+        raise IndexProblem(f'{path}: expected a list of {{name, root, index}}')
+    base, repos, names = os.path.dirname(os.path.abspath(path)), [], set()
+    for number, entry in enumerate(found, 1):
+        if not isinstance(entry, dict) or not all(
+                isinstance(entry.get(key), str) and entry[key] for key in ('name', 'root')):
+            raise IndexProblem(f'{path}: repository {number} needs a name and a root')
+        name = entry['name']
+        if not re.fullmatch(r'[\w.-]+', name) or name in names:
+            raise IndexProblem(f'{path}: repository name {name!r} is '
+                               + ('given twice' if name in names else 'not a plain word'))
+        names.add(name)
+        index = entry.get('index') or f'{name}.{DEFAULT_INDEX}'
+        repos.append({'name': name, 'root': os.path.normpath(os.path.join(base, entry['root'])),
+                      'index': os.path.normpath(os.path.join(base, index))})
+    return repos
+
+
+TOML_LINE = re.compile(r'\s*(?:(\[\[\s*(\w+)\s*\]\])|(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"|#.*|)\s*$')
+
+
+def toml_tables(text):
+    """The [[table]] entries of the small TOML subset a repository list uses."""
+    tables = []
+    for number, line in enumerate(text.splitlines(), 1):
+        match = TOML_LINE.fullmatch(line)
+        if not match:
+            raise ValueError(f'line {number}: expected [[repo]] or key = "value"')
+        if match[1]:
+            tables.append({})
+        elif match[3]:
+            if not tables:
+                raise ValueError(f'line {number}: a key before the first [[repo]]')
+            tables[-1][match[3]] = json.loads(f'"{match[4]}"')
+    return tables
+
+
+def repo_status(repo):
+    """A listed repository's row: name, root, index, files, chunks, indexed_at and
+    state: fresh, stale (files changed, added or removed since), not indexed or no root."""
+    row = dict(repo, files=0, chunks=0, indexed_at='', state='fresh')
+    if not os.path.isdir(repo['root']):
+        return dict(row, state='no root')
+    try:
+        index = load_index(repo['index'], deep=False)
+    except IndexProblem:
+        return dict(row, state='not indexed')
+    row.update(files=len(index['files']), chunks=index['chunk_count'],
+               indexed_at=index.get('indexed_at', ''))
+    found, _ = list_tree(repo['root'], IndexOptions(exclude=(repo['index'],)))
+    if set(found) != set(index['files']):
+        return dict(row, state='stale')
+    for relative, path in found.items():
+        record = index['files'][relative]
+        try:
+            info = os.stat(path)
+        except OSError:
+            return dict(row, state='stale')
+        if (info.st_size, info.st_mtime_ns) != (record['size'], record['mtime_ns']):
+            return dict(row, state='stale')
+    return row
+
+
+def format_repos(rows):
+    """The repository table for people."""
+    heads = ('name', 'root', 'files', 'chunks', 'indexed', 'state')
+    table = [heads] + [(row['name'], row['root'], str(row['files']), str(row['chunks']),
+                        row['indexed_at'] or '-', row['state']) for row in rows]
+    widths = [max(len(line[column]) for line in table) for column in range(len(heads))]
+    return '\n'.join('  '.join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip()
+                     for line in table)
+
+
 def outline_repos(repos, paths=()):
     """outline over several repos, each file with its 'repo'."""
     chosen = [(repo, '') for repo in repos] if not paths else \
@@ -6598,10 +6695,267 @@ def write_message(stdout, message):
     stdout.flush()
 
 
+# --- Web server: a local page and a JSON API ---------------------------------------------
+# `serve` answers the same look-ups over HTTP, in the shapes --json prints, and serves
+# one page (PAGE_HTML, at the end of the file) that uses them.  It binds to 127.0.0.1
+# unless told otherwise, refuses Host headers of other names there (DNS rebinding), caps
+# query strings and bodies, gives slow clients SERVE_CLIENT_TIMEOUT seconds, and reads
+# an index again when it is replaced on disk.
+
+class ApiError(Exception):
+    """A request the API refuses: its HTTP status and a one-line reason."""
+
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = status
+
+
+def api_params(query):
+    """{name: [values]} of a URL's query string; ApiError when it is too long."""
+    import urllib.parse             # only the server needs it: other commands start faster
+    if len(query) > API_QUERY_LIMIT:
+        raise ApiError(414, f'query string longer than {API_QUERY_LIMIT} characters')
+    try:
+        return urllib.parse.parse_qs(query, keep_blank_values=True, strict_parsing=False,
+                                     max_num_fields=API_FIELDS_LIMIT)
+    except ValueError as error:
+        raise ApiError(400, f'bad query string: {error}') from None
+
+
+def api_value(params, name, kind='text', default=None, low=1, high=None):
+    """One parameter: text (required when default is None), a whole number from low
+    to high, or a flag (1, true, yes, on); ApiError(400) otherwise."""
+    values = params.get(name)
+    if not values or values[-1] == '':
+        if default is None:
+            raise ApiError(400, f'missing parameter {name!r}')
+        return default
+    value = values[-1]
+    if kind == 'flag':
+        return value.lower() in ('1', 'true', 'yes', 'on')
+    if kind == 'number':
+        if not re.fullmatch(r'\d{1,9}', value) or int(value) < low or \
+                (high is not None and int(value) > high):
+            raise ApiError(400, f"parameter {name!r} must be a whole number from {low}"
+                                + (f' to {high}' if high is not None else ''))
+        return int(value)
+    return value
+
+
+def api_answer(load, method, target, body):
+    """(status, content type, body bytes) of one request to the API or the page."""
+    path, _, query = target.partition('?')
+    try:
+        if path == '/' and method in ('GET', 'HEAD'):
+            return 200, 'text/html; charset=utf-8', PAGE_HTML.encode('utf-8')
+        route = API_ROUTES.get(path)
+        if route is None:
+            raise ApiError(404, f'not found: {path}')
+        if route[0] != method:
+            raise ApiError(405, f'{path} takes {route[0]}')
+        document = route[1](load(), api_params(query), body)
+        status = 200
+    except ApiError as error:
+        status, document = error.status, {'error': str(error)}
+    except (LookupError, ValueError) as error:
+        status, document = 400, {'error': str(error.args[0] if error.args else error)}
+    except IndexProblem as problem:
+        status, document = 503, {'error': str(problem)}
+    return status, 'application/json; charset=utf-8', \
+        json.dumps(document, ensure_ascii=False).encode('utf-8')
+
+
+def api_repos(repos, params):
+    """The repos a request chose (repo=LABEL), or all of them."""
+    label = api_value(params, 'repo', default='')
+    if not label:
+        return repos
+    chosen = [repo for repo in repos if repo.label == label]
+    if not chosen:
+        raise ApiError(400, f'no repository labelled {label!r}')
+    return chosen
+
+
+def api_search(repos, params, body):
+    repos = api_repos(repos, params)
+    question = api_value(params, 'q')
+    globs = params.get('path', [])
+    languages = [known_language(name) for name in params.get('lang', []) if name]
+    hits = texts_of(repos, search_repos(
+        repos, question, api_value(params, 'top_k', 'number', 10, 1, 100),
+        lambda repo: file_filter(repo.index['files'], globs, languages)))
+    return {'query': question, 'results': [hit_json(hit) for hit in hits]}
+
+
+def api_symbol(repos, params, body):
+    repos = api_repos(repos, params)
+    name = api_value(params, 'name')
+    return {'name': name, 'results': [dict(hit_json(hit), match=hit['match']) for hit in
+                                      texts_of(repos, symbol_in_repos(repos, name))]}
+
+
+def api_at(repos, params, body):
+    path, line = api_value(params, 'path'), api_value(params, 'line', 'number')
+    repo, inside = repo_path(api_repos(repos, params), path)
+    chunk = locate(repo.index, inside, line)
+    if chunk is not None:
+        chunk = dict(with_text(repo.index, [chunk])[0], repo=repo.label)
+    return {'path': path, 'line': line,
+            'result': dict(hit_json(chunk), line=line) if chunk else None}
+
+
+def api_outline(repos, params, body):
+    paths = [path for path in params.get('path', []) if path.strip('/') not in ('', '.')]
+    return outline_repos(api_repos(repos, params), paths)
+
+
+def api_grep(repos, params, body):
+    repos = api_repos(repos, params)
+    query = GrepQuery(api_value(params, 'pattern'), api_value(params, 'fixed', 'flag', False),
+                      api_value(params, 'ignore_case', 'flag', False),
+                      api_value(params, 'word', 'flag', False), tuple(params.get('path', [])),
+                      tuple(known_language(name) for name in params.get('lang', []) if name),
+                      0, api_value(params, 'max_results', 'number', API_GREP_RESULTS, 1, 5000),
+                      api_value(params, 'offset', 'number', 0, 0))
+    return grep([index_files(repo.index, repo.label) for repo in repos], query)
+
+
+def api_read(repos, params, body):
+    repo, inside = repo_path(api_repos(repos, params), api_value(params, 'path'))
+    start = api_value(params, 'start', 'number', 1)
+    end = api_value(params, 'end', 'number', 0) or None
+    if end is not None and end < start:
+        raise ApiError(400, 'end must not be before start')
+    return dict(read_lines(index_files(repo.index, repo.label), inside, start, end),
+                repo=repo.label)
+
+
+def api_trace(repos, params, body):
+    text = body.decode('utf-8', 'replace')
+    return traceback_json(explain_traceback(api_repos(repos, params), text))
+
+
+def api_repos_status(repos, params, body):
+    rows = []
+    for repo in repos:
+        source = repo.index.get('source', '')
+        row = repo_status({'name': repo.label, 'root': repo.index['root'], 'index': source}) \
+            if os.path.isfile(source) else dict(name=repo.label, root=repo.index['root'],
+                                                index=source, state='in memory')
+        rows.append(dict(row, files=len(repo.index['files']), chunks=repo.index['total'],
+                         indexed_at=repo.index.get('indexed_at', '')))
+    return {'repos': rows}
+
+
+def api_health(repos, params, body):
+    languages = {record.get('language', 'python') for repo in repos
+                 for record in repo.index['files'].values()}
+    return {'status': 'ok', 'tool': TOOL, 'version': __version__,
+            'repos': [repo.label for repo in repos], 'languages': sorted(languages)}
+
+
+API_ROUTES = {
+    '/api/search': ('GET', api_search), '/api/symbol': ('GET', api_symbol),
+    '/api/at': ('GET', api_at), '/api/outline': ('GET', api_outline),
+    '/api/grep': ('GET', api_grep), '/api/read': ('GET', api_read),
+    '/api/trace': ('POST', api_trace), '/api/repos': ('GET', api_repos_status),
+    '/api/health': ('GET', api_health),
+}
+
+
+def make_handler(answer, allowed_hosts):
+    """A request handler class that answers with answer(method, target, body) and logs
+    one line per request to stderr."""
+    import http.server
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        timeout = SERVE_CLIENT_TIMEOUT
+        server_version = f'{TOOL}/{__version__}'
+        protocol_version = 'HTTP/1.0'
+
+        def do_GET(self):
+            self.respond(b'')
+
+        def do_HEAD(self):
+            self.respond(b'', head=True)
+
+        def do_POST(self):
+            length = self.headers.get('Content-Length', '')
+            if not length.isdigit():
+                return self.send(411, 'application/json', b'{"error": "Content-Length needed"}')
+            if int(length) > API_BODY_LIMIT:
+                return self.send(413, 'application/json',
+                                 f'{{"error": "body larger than {API_BODY_LIMIT} bytes"}}'
+                                 .encode())
+            self.respond(self.rfile.read(int(length)))
+
+        def respond(self, body, head=False):
+            host = (self.headers.get('Host') or '').rpartition(':')[0] or \
+                self.headers.get('Host', '')
+            if allowed_hosts and host.strip('[]') not in allowed_hosts:
+                return self.send(403, 'application/json',
+                                 b'{"error": "this server answers requests for localhost only"}')
+            status, kind, payload = answer(self.command, self.path, body)
+            self.send(status, kind, b'' if head else payload, len(payload))
+
+        def send(self, status, kind, payload, length=None):
+            self.send_response(status)
+            self.send_header('Content-Type', kind)
+            self.send_header('Content-Length', str(len(payload) if length is None else length))
+            self.send_header('Cache-Control', 'no-store')
+            self.send_header('X-Content-Type-Options', 'nosniff')
+            self.send_header('Referrer-Policy', 'no-referrer')
+            self.send_header('Content-Security-Policy', PAGE_POLICY)
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, format, *args):
+            print(f'{self.address_string()} {format % args}', file=sys.stderr, flush=True)
+
+    return Handler
+
+
+def serve_http(answer, host, port):
+    """Serve answer(method, target, body) on host:port until Ctrl-C; port 0 picks a free
+    one.  The address goes to stderr once the server listens."""
+    import http.server
+    import socket
+    loopback = host in ('127.0.0.1', 'localhost', '::1')
+    allowed = {'127.0.0.1', 'localhost', '::1'} if loopback else set()
+    if not loopback:
+        warn(f'serving on {host}: anyone who can reach it can read the indexed files')
+    server_class = type('Server', (http.server.ThreadingHTTPServer,), {
+        'address_family': socket.AF_INET6 if ':' in host else socket.AF_INET,
+        'daemon_threads': True})
+    try:
+        server = server_class((host, port), make_handler(answer, allowed))
+    except OSError as error:
+        raise IndexProblem(f'cannot listen on {host}:{port}: {error.strerror}') from None
+    shown = f'[{host}]' if ':' in host else host
+    print(f'{program_name()} serve: http://{shown}:{server.server_address[1]}/',
+          file=sys.stderr, flush=True)
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
+    return 0
+
+
+def locked(load):
+    """load() for many threads: one at a time, since it may read an index again."""
+    import threading
+    lock = threading.Lock()
+
+    def load_locked():
+        with lock:
+            return load()
+    return load_locked
+
+
 # --- Command line ------------------------------------------------------------------------
 
 SUBCOMMANDS = ('index', 'search', 'symbol', 'at', 'trace', 'outline', 'grep', 'read', 'ls',
-               'mcp')
+               'repos', 'mcp', 'serve')
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -6640,6 +6994,7 @@ def language_name(text):
 
 INDEX_HELP = (f'index file, or NAME=FILE to label it; repeat it to search several '
               f'repositories (default: {DEFAULT_INDEX})')
+REPOS_HELP = 'also the indexes of a repository list (see repos), labelled with their names'
 
 
 def build_parser():
@@ -6692,6 +7047,7 @@ def build_parser():
                                  help='files or folders (default: every indexed file)')
     for sub in (search, symbol, at, trace, outline_command):
         sub.add_argument('--index', action='append', metavar='[NAME=]FILE', help=INDEX_HELP)
+        sub.add_argument('--repos', metavar='FILE', help=REPOS_HELP)
         sub.add_argument('--json', action='store_true', help='print one JSON object')
     grep = command('grep', 'search the files for a regular expression, as ripgrep does')
     grep.add_argument('pattern', help="a Python regular expression (-F: a literal string)")
@@ -6721,10 +7077,25 @@ def build_parser():
     for sub in (grep, read, ls):
         sub.add_argument('--index', action='append', metavar='[NAME=]FILE',
                          help=INDEX_HELP + (', when no ROOT is given' if sub is not ls else ''))
+        sub.add_argument('--repos', metavar='FILE', help=REPOS_HELP)
         sub.add_argument('--json', action='store_true', help='print one JSON object')
+    repos = command('repos', 'show, or --update, the repositories a list file names')
+    repos.add_argument('file', help='a JSON or TOML-like list of {name, root, index}')
+    repos.add_argument('--update', action='store_true', help='index each one, incrementally')
+    repos.add_argument('--jobs', type=positive_int, metavar='N',
+                       help='worker processes (default: one per core)')
+    repos.add_argument('--json', action='store_true', help='print one JSON object')
     mcp = command('mcp', 'serve the index to MCP clients over stdio')
     mcp.add_argument('root', nargs='?', help='index this folder in memory instead')
     mcp.add_argument('--index', action='append', metavar='[NAME=]FILE', help=INDEX_HELP)
+    mcp.add_argument('--repos', metavar='FILE', help=REPOS_HELP)
+    serve = command('serve', 'serve a local web page and JSON API over the indexes')
+    serve.add_argument('--index', action='append', metavar='[NAME=]FILE', help=INDEX_HELP)
+    serve.add_argument('--repos', metavar='FILE', help=REPOS_HELP)
+    serve.add_argument('--host', default=SERVE_HOST,
+                       help='address to listen on; anything but localhost is warned about')
+    serve.add_argument('--port', type=port_number, default=SERVE_PORT,
+                       help='port (0: any free one)')
     return parser
 
 
@@ -6760,16 +7131,44 @@ def run_index(args):
         return run_dry_run(require_folder(args.root), options._replace(exclude=(args.out,)))
     with progress_line() as report:
         stats = index_folder(args.root, args.out, options, report)
+    print_index_summary(stats)
+    return 0
+
+
+def print_index_summary(stats, name=''):
+    """index's report: a warning, skipped and windowed files on stderr, then the
+    tutorial's summary line (prefixed with a repository's name)."""
     if stats['warning']:
         warn(stats['warning'])
     report_skipped(stats['skipped'])
     for item in stats['windowed']:
         print(f"{item['path']}:0: {item['reason']}", file=sys.stderr)
     windowed = f", 줄 창으로 나눈 파일 {len(stats['windowed'])}개" if stats['windowed'] else ''
-    print(f"갱신 파일: {stats['updated']}, 제거 파일: {stats['removed']}, "
-          f"건너뛴 파일: {len(stats['skipped'])} (파일 {stats['files']}개, "
-          f"조각 {stats['chunks']}개{windowed})")
-    return 0
+    print(f"{name + ': ' if name else ''}갱신 파일: {stats['updated']}, "
+          f"제거 파일: {stats['removed']}, 건너뛴 파일: {len(stats['skipped'])} "
+          f"(파일 {stats['files']}개, 조각 {stats['chunks']}개{windowed})")
+
+
+def run_repos(args):
+    repos = read_repos_file(args.file)
+    status = 0
+    if args.update:
+        for repo in repos:
+            try:
+                with progress_line() as report:
+                    stats = index_folder(repo['root'], repo['index'],
+                                         IndexOptions(jobs=args.jobs or 0), report)
+            except IndexProblem as problem:
+                print(f"{program_name()}: error: {repo['name']}: {problem}", file=sys.stderr)
+                status = max(status, problem.status if problem.status == 1 else 1)
+                continue
+            print_index_summary(stats, repo['name'])
+    rows = [repo_status(repo) for repo in repos]
+    if args.json:
+        emit_json({'repos': rows})
+    else:
+        print(format_repos(rows))
+    return status
 
 
 def run_dry_run(root, options):
@@ -6796,13 +7195,22 @@ def run_dry_run(root, options):
     return 0
 
 
+def index_specs(args):
+    """A command's indexes: its --index values, then those of its --repos list
+    (labelled with their names); code_index.json when there are none."""
+    specs = list(args.index or [])
+    if getattr(args, 'repos', None):
+        specs += [f"{repo['name']}={repo['index']}" for repo in read_repos_file(args.repos)]
+    return specs or [DEFAULT_INDEX]
+
+
 def open_command_repos(args):
-    """The repos a command runs on: its --index values (default code_index.json)."""
-    return open_repos(args.index or [DEFAULT_INDEX])
+    """The repos a command runs on (see index_specs)."""
+    return open_repos(index_specs(args))
 
 
 def damaged_repos_guard(args):
-    return damaged_index_guard(', '.join(args.index or [DEFAULT_INDEX]))
+    return damaged_index_guard(', '.join(index_specs(args)))
 
 
 def run_search(args):
@@ -6843,7 +7251,7 @@ def run_outline(args):
 def open_file_sets(args):
     """The files grep and read run on: those under ROOT when it is given, else the
     indexes' (--index, default code_index.json)."""
-    if args.root and args.index:
+    if args.root and (args.index or args.repos):
         raise IndexProblem('give ROOT or --index, not both')
     if args.root:
         return [root_files(require_folder(args.root))]
@@ -6911,6 +7319,19 @@ def run_ls(args):
     elif listing['entries']:
         print(format_listing(listing))
     return 0
+
+
+def run_serve(args):
+    load = locked(repos_loader(index_specs(args)))
+    load()                                              # fail now, not at the first request
+    return serve_http(lambda method, target, body: api_answer(load, method, target, body),
+                      args.host, args.port)
+
+
+def port_number(text):
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f'not a port number (0-65535): {text!r}')
+    return int(text)
 
 
 def run_one_shot(args):
@@ -7020,6 +7441,7 @@ def main(argv=None):
                 return {'index': run_index, 'search': run_search, 'symbol': run_symbol,
                         'at': run_at, 'trace': run_trace, 'outline': run_outline,
                         'grep': run_grep, 'read': run_read, 'ls': run_ls,
+                        'repos': run_repos, 'serve': run_serve,
                         'mcp': run_mcp}[args.command](args)
             return run_one_shot(one_shot_parser().parse_args(argv))
         except IndexProblem as problem:
@@ -7036,7 +7458,7 @@ def main(argv=None):
 
 def run_mcp(args):
     """Serve index files (each reloaded when replaced) or a folder indexed in memory."""
-    if args.root and args.index:
+    if args.root and (args.index or args.repos):
         raise IndexProblem('give ROOT or --index, not both')
     if args.root:
         root = require_folder(args.root)
@@ -7046,7 +7468,7 @@ def run_mcp(args):
         repos = [Repo(os.path.basename(root.rstrip('/\\')) or 'root', index)]
         load = lambda: repos                           # noqa: E731
     else:
-        load = repos_loader(args.index or [DEFAULT_INDEX])
+        load = repos_loader(index_specs(args))
     served = ', '.join(repo.index['root'] for repo in load())   # fail now, not later
     print(f'code_search mcp: serving {served} on stdio', file=sys.stderr)
     stdout, sys.stdout = sys.stdout, sys.stderr        # stray prints must not corrupt
@@ -8043,6 +8465,314 @@ screen display
 color colour
 '''
 ENGLISH_SYNONYMS = read_synonyms(ENGLISH_SYNONYMS_TEXT)
+
+
+# --- Data: the page `serve` shows ------------------------------------------------------
+# One page, nothing fetched from elsewhere: it calls the JSON API and builds every
+# element with textContent, so no indexed text is ever read as HTML.
+
+PAGE_SCRIPT = r'''
+const $ = (id) => document.getElementById(id);
+const MODES = ['search', 'symbol', 'grep'];
+let mode = 'search';
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function escapeRegex(text) { return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'); }
+
+function questionWords(text) {
+  return text.toLowerCase().split(/[^\p{L}\p{N}_]+/u).filter((word) => word.length > 1);
+}
+
+function highlighter() {
+  const text = $('q').value.trim();
+  if (!text) return null;
+  if (mode === 'grep') {
+    try { return new RegExp($('fixed').checked ? escapeRegex(text) : text, 'gi'); }
+    catch (error) { return null; }
+  }
+  const words = questionWords(text);
+  return words.length ? new RegExp(words.map(escapeRegex).join('|'), 'giu') : null;
+}
+
+function marked(text, pattern) {
+  const part = document.createDocumentFragment();
+  if (!pattern) { part.append(text); return part; }
+  let last = 0;
+  pattern.lastIndex = 0;
+  for (let match; (match = pattern.exec(text)); ) {
+    if (match[0] === '') { pattern.lastIndex += 1; continue; }
+    part.append(text.slice(last, match.index), el('mark', '', match[0]));
+    last = match.index + match[0].length;
+  }
+  part.append(text.slice(last));
+  return part;
+}
+
+function codeBlock(text, first, pattern, isHit) {
+  const block = el('pre', 'code');
+  text.split('\n').forEach((line, offset) => {
+    const number = first + offset;
+    const row = el('div', isHit && isHit(number) ? 'row hit' : 'row');
+    row.dataset.line = String(number);
+    const source = el('span', 'src');
+    source.append(marked(line, pattern));
+    row.append(el('span', 'no', String(number)), source);
+    block.append(row);
+  });
+  return block;
+}
+
+function where(hit) {
+  const repo = $('repo').options.length > 2 ? hit.repo + ':' : '';
+  return `${repo}${hit.path}:${hit.start}-${hit.end}`;
+}
+
+async function api(path, params) {
+  const response = await fetch(path + '?' + new URLSearchParams(params));
+  let body;
+  try { body = await response.json(); } catch (error) { body = {}; }
+  if (!response.ok) throw new Error(body.error || `HTTP ${response.status}`);
+  return body;
+}
+
+function formParams() {
+  const params = {};
+  const text = $('q').value.trim();
+  if (text) params[mode === 'search' ? 'q' : mode === 'symbol' ? 'name' : 'pattern'] = text;
+  if ($('repo').value) params.repo = $('repo').value;
+  if (mode !== 'symbol' && $('lang').value) params.lang = $('lang').value;
+  if (mode !== 'symbol' && $('path').value.trim()) params.path = $('path').value.trim();
+  if (mode === 'grep' && $('fixed').checked) params.fixed = '1';
+  return params;
+}
+
+function setMode(next) {
+  mode = MODES.includes(next) ? next : 'search';
+  for (const name of MODES) $('mode-' + name).setAttribute('aria-pressed', String(name === mode));
+  $('fixed-box').hidden = mode !== 'grep';
+  $('q').placeholder = {search: 'a question, in English or Korean (세금 포함 합계)',
+                        symbol: 'a name: total_with_tax, Invoice.total_with_tax',
+                        grep: 'a regular expression, or text with "literal"'}[mode];
+}
+
+function hitCard(hit, pattern) {
+  const card = el('article', 'hit-card');
+  const head = el('button', 'hit-head');
+  head.type = 'button';
+  head.append(el('strong', 'symbol', hit.symbol), el('span', 'where', where(hit)),
+              el('span', 'badge', hit.language || ''));
+  if (hit.stale) head.append(el('span', 'badge stale', 'changed since indexing'));
+  head.addEventListener('click', () => openFile(hit.repo, hit.path, hit.start, hit.end));
+  card.append(head, codeBlock(hit.text || '', hit.start, pattern));
+  return card;
+}
+
+function grepCards(result, pattern) {
+  const files = new Map();
+  for (const match of result.matches) {
+    const key = match.repo + '\u0000' + match.path;
+    if (!files.has(key)) files.set(key, []);
+    files.get(key).push(match);
+  }
+  const cards = [];
+  for (const matches of files.values()) {
+    const first = matches[0];
+    const card = el('article', 'hit-card');
+    const head = el('button', 'hit-head');
+    head.type = 'button';
+    head.append(el('strong', 'symbol', first.path),
+                el('span', 'where', `${matches.length} line${matches.length > 1 ? 's' : ''}`));
+    head.addEventListener('click', () => openFile(first.repo, first.path, first.line, first.line));
+    const block = el('pre', 'code');
+    for (const match of matches) {
+      const row = el('div', 'row');
+      const source = el('span', 'src');
+      source.append(marked(match.text, pattern));
+      row.append(el('span', 'no', String(match.line)), source);
+      if (match.symbol) row.title = match.symbol;
+      row.addEventListener('click', () => openFile(match.repo, match.path, match.line, match.line));
+      block.append(row);
+    }
+    card.append(head, block);
+    cards.push(card);
+  }
+  return cards;
+}
+
+async function run() {
+  const params = formParams();
+  const query = new URLSearchParams(Object.assign({mode}, params));
+  history.replaceState(null, '', '?' + query);
+  const results = $('results');
+  results.replaceChildren();
+  if (!$('q').value.trim()) { $('status').textContent = ''; return; }
+  $('status').textContent = 'searching…';
+  try {
+    const pattern = highlighter();
+    let cards;
+    if (mode === 'grep') {
+      const result = await api('/api/grep', params);
+      cards = grepCards(result, pattern);
+      $('status').textContent = `${result.matches.length} matching lines in ${cards.length} files` +
+        (result.truncated ? ' (more: narrow the path)' : '');
+    } else {
+      params.top_k = '20';
+      const result = await api(mode === 'search' ? '/api/search' : '/api/symbol', params);
+      cards = result.results.map((hit) => hitCard(hit, pattern));
+      $('status').textContent = cards.length ?
+        `${cards.length} result${cards.length > 1 ? 's' : ''}` : 'nothing found';
+    }
+    results.append(...cards);
+  } catch (error) {
+    $('status').textContent = 'error: ' + error.message;
+  }
+}
+
+async function openFile(repo, path, start, end) {
+  try {
+    const file = await api('/api/read', {repo, path});
+    $('viewer-title').textContent = `${repo}:${path} (${file.total_lines} lines)`;
+    const block = codeBlock(file.text, file.start, highlighter(), (n) => n >= start && n <= end);
+    $('viewer-body').replaceChildren(block);
+    $('viewer').hidden = false;
+    const target = block.querySelector('.hit');
+    if (target) target.scrollIntoView({block: 'center'});
+    $('viewer-close').focus();
+  } catch (error) {
+    $('status').textContent = 'error: ' + error.message;
+  }
+}
+
+function closeViewer() { $('viewer').hidden = true; $('q').focus(); }
+
+async function start() {
+  try {
+    const health = await api('/api/health', {});
+    for (const label of health.repos) $('repo').append(new Option(label, label));
+    for (const language of health.languages) $('lang').append(new Option(language, language));
+  } catch (error) {
+    $('status').textContent = 'error: ' + error.message;
+  }
+  const given = new URLSearchParams(location.search);
+  setMode(given.get('mode') || 'search');
+  $('q').value = given.get('q') || given.get('name') || given.get('pattern') || '';
+  $('repo').value = given.get('repo') || '';
+  $('lang').value = given.get('lang') || '';
+  $('path').value = given.get('path') || '';
+  $('fixed').checked = given.get('fixed') === '1';
+  if ($('q').value) run();
+  $('q').focus();
+}
+
+for (const name of MODES) {
+  $('mode-' + name).addEventListener('click', () => { setMode(name); run(); });
+}
+$('form').addEventListener('submit', (event) => { event.preventDefault(); run(); });
+$('viewer-close').addEventListener('click', closeViewer);
+document.addEventListener('keydown', (event) => {
+  const typing = ['INPUT', 'SELECT', 'TEXTAREA'].includes(document.activeElement.tagName);
+  if (event.key === '/' && !typing) { event.preventDefault(); $('q').focus(); $('q').select(); }
+  if (event.key === 'Escape' && !$('viewer').hidden) closeViewer();
+});
+start();
+'''
+
+PAGE_HTML = '''<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>code search</title>
+<style>
+:root { --ink: #1d232b; --soft: #5b6673; --line: #d9dee4; --mark: #ffe27a; --hit: #e3efff;
+        --accent: #1f5fbf; font-family: system-ui, -apple-system, "Segoe UI", "Noto Sans KR",
+        sans-serif; color: var(--ink); }
+body { margin: 0; background: #f6f7f9; }
+header { background: #fff; border-bottom: 1px solid var(--line); padding: 12px 16px; }
+h1 { font-size: 18px; margin: 0 0 8px; }
+form { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; }
+#q { flex: 1 1 320px; min-width: 0; font-size: 16px; padding: 8px 10px;
+     border: 1px solid var(--line); border-radius: 6px; }
+select, #path, button { font-size: 14px; padding: 7px 9px; border: 1px solid var(--line);
+                        border-radius: 6px; background: #fff; }
+#path { flex: 0 1 160px; min-width: 0; }
+.modes { display: flex; gap: 4px; margin-bottom: 8px; }
+.modes button[aria-pressed="true"] { background: var(--accent); color: #fff;
+                                      border-color: var(--accent); }
+main { max-width: 1100px; margin: 0 auto; padding: 12px 16px 40px; }
+#status { color: var(--soft); font-size: 14px; margin: 4px 0 12px; }
+.hit-card { background: #fff; border: 1px solid var(--line); border-radius: 8px;
+            margin-bottom: 12px; overflow: hidden; }
+.hit-head { display: flex; flex-wrap: wrap; gap: 10px; align-items: baseline; width: 100%;
+            text-align: left; border: 0; border-bottom: 1px solid var(--line);
+            border-radius: 0; background: #fafbfc; cursor: pointer; padding: 8px 12px; }
+.hit-head:hover, .hit-head:focus { background: var(--hit); }
+.symbol { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
+          overflow-wrap: anywhere; }
+.where { color: var(--soft); font-size: 13px; overflow-wrap: anywhere; }
+.badge { font-size: 12px; border: 1px solid var(--line); border-radius: 10px;
+         padding: 0 8px; color: var(--soft); }
+.badge.stale { border-color: #c98a00; color: #8a5a00; }
+.code { margin: 0; padding: 6px 0; overflow-x: auto; font-size: 13px; line-height: 1.45;
+        font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+.row { display: flex; white-space: pre; }
+.row.hit { background: var(--hit); }
+.no { flex: 0 0 auto; min-width: 3.5em; padding: 0 10px 0 8px; text-align: right;
+      color: var(--soft); user-select: none; }
+.src { padding-right: 12px; }
+mark { background: var(--mark); color: inherit; border-radius: 2px; }
+#viewer { position: fixed; inset: 4vh 4vw; background: #fff; border: 1px solid var(--line);
+          border-radius: 8px; box-shadow: 0 8px 40px rgba(0,0,0,.25); display: flex;
+          flex-direction: column; }
+#viewer[hidden] { display: none; }
+#viewer-bar { display: flex; justify-content: space-between; gap: 8px; align-items: center;
+              padding: 8px 12px; border-bottom: 1px solid var(--line); }
+#viewer-title { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 13px;
+                overflow-wrap: anywhere; }
+#viewer-body { overflow: auto; flex: 1; }
+@media (max-width: 600px) { #viewer { inset: 0; border-radius: 0; } h1 { font-size: 16px; } }
+</style>
+</head>
+<body>
+<header>
+<h1>code search</h1>
+<div class="modes" role="group" aria-label="mode">
+<button type="button" id="mode-search" aria-pressed="true">Search</button>
+<button type="button" id="mode-symbol" aria-pressed="false">Symbol</button>
+<button type="button" id="mode-grep" aria-pressed="false">Grep</button>
+</div>
+<form id="form" role="search">
+<input id="q" name="q" type="search" autocomplete="off" aria-label="question">
+<select id="repo" aria-label="repository"><option value="">all repositories</option></select>
+<select id="lang" aria-label="language"><option value="">all languages</option></select>
+<input id="path" type="text" placeholder="path glob" aria-label="path glob">
+<label id="fixed-box" hidden><input id="fixed" type="checkbox"> literal</label>
+<button type="submit">Search</button>
+</form>
+</header>
+<main>
+<div id="status" role="status"></div>
+<div id="results"></div>
+</main>
+<section id="viewer" hidden aria-label="file">
+<div id="viewer-bar"><span id="viewer-title"></span>
+<button type="button" id="viewer-close">Close (Esc)</button></div>
+<div id="viewer-body"></div>
+</section>
+<script>''' + PAGE_SCRIPT + '''</script>
+</body>
+</html>
+'''
+PAGE_POLICY = ("default-src 'none'; script-src 'sha256-"
+               + base64.b64encode(hashlib.sha256(PAGE_SCRIPT.encode()).digest()).decode()
+               + "'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; "
+               "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 
 
 if __name__ == '__main__':

@@ -57,7 +57,9 @@ stdlib and holdout sets are scored on that index.  With ``--root PATH`` the
 given directory is indexed in place instead.  ``--tool FILE`` evaluates that
 copy of code_search.py instead of the project's (e.g. ``git show
 HEAD:code_search.py > /tmp/old.py``).  ``--worst N`` lists the N worst queries
-of each category (first gold rank and our top 3).
+of each category (first gold rank and our top 3; for a query whose gold is not
+in the top 10 it searches again for the top 1,000 to say how far down the
+gold is, and sorts the worst first: not found at all, then deepest).
 
 ``--check-gold`` does not need code_search: it parses every gold file with
 ``ast`` and checks that each gold symbol is really defined there.
@@ -124,6 +126,7 @@ PERMUTATIONS = 10000
 SEED = 20240611
 ALPHA = 0.05
 SAVE_FORMAT = "code_search-eval-per-query/1"
+DEEP = 1000             # --worst: how deep to look for a missed query's gold
 
 
 class EvalError(Exception):
@@ -506,12 +509,14 @@ def gold_keys(q, corpus, skipped_gold, not_indexed):
     return gold
 
 
-def evaluate(set_name, root=None, tool=None, corpus=None):
+def evaluate(set_name, root=None, tool=None, corpus=None, deep=0):
     """Evaluate one golden set; returns a dict (see keys below).
 
     root: directory to index in place; default is demo/ or a temporary copy
     of the stdlib without site-packages.  corpus: an already indexed Corpus
-    to score on (then root is ignored and the corpus is left open).
+    to score on (then root is ignored and the corpus is left open).  deep: for
+    a query whose gold is not in our top 10, search again for the top deep and
+    note the first gold item's rank there as "deep_rank" (None: not there).
     """
     tool = tool or (corpus.tool if corpus else load_tool())
     queries = load_set(set_name)
@@ -538,10 +543,18 @@ def evaluate(set_name, root=None, tool=None, corpus=None):
             t0 = time.perf_counter()
             tut_keys = [chunk_key(chunks[i]) for i in tutorial.rank(q["query"])]
             t_tut += time.perf_counter() - t0
+            ours = score_ranking(ours_keys, gold)
+            deep_rank = ours["rank"]
+            if deep > TOP_K and deep_rank is None:
+                deep_keys = [chunk_key(h) for h in
+                             tool.search_index(corpus.index, q["query"],
+                                               top_k=deep)]
+                deep_rank = next((i + 1 for i, key in enumerate(deep_keys)
+                                  if key in gold), None)
             rows.append({
                 "id": q["id"], "category": q["category"], "lang": q["lang"],
                 "query": q["query"], "query_sha": query_digest(q),
-                "ours": score_ranking(ours_keys, gold),
+                "ours": ours, "deep_rank": deep_rank,
                 "tutorial": score_ranking(tut_keys, gold),
                 "ours_top": ["%s:%s" % k for k in ours_keys[:3]],
                 "tutorial_top": ["%s:%s" % k for k in tut_keys[:3]],
@@ -750,7 +763,7 @@ def fmt_ratio(a, b):
     return f"{a / b:5.2f}"
 
 
-def print_report(res, per_query=False, worst=0, out=sys.stdout):
+def print_report(res, per_query=False, worst=0, out=sys.stdout, deep=0):
     w = out.write
     w(f"\n== set {res['set']}: {res['root']}\n")
     if res.get("shared_index"):
@@ -793,21 +806,29 @@ def print_report(res, per_query=False, worst=0, out=sys.stdout):
             b = r["tutorial"]["rank"] or "-"
             w(f"   {r['id']:<16}{a!s:>5}{b!s:>5}  {r['query']}\n")
     if worst:
-        print_worst(res, worst, out)
+        print_worst(res, worst, out, deep)
 
 
-def print_worst(res, n, out=sys.stdout):
-    """The n worst queries of each category: first gold rank, our top 3."""
+def print_worst(res, n, out=sys.stdout, deep=0):
+    """The n worst queries of each category: first gold rank, our top 3.
+
+    Ranks past the top 10 are those of a deeper search (evaluate's deep),
+    shown as e.g. 37; ">deep" is not found there either (the worst).
+    """
     w = out.write
+    far = float("inf")
     for category in sorted(res["by_category"]):
         rows = [r for r in res["per_query"] if r["category"] == category]
-        rows.sort(key=lambda r: (r["ours"]["mrr"], r["id"]))
+        rows.sort(key=lambda r: (r["ours"]["mrr"],
+                                 -(r.get("deep_rank") or far), r["id"]))
         w(f"\n   worst {min(n, len(rows))} of {category} "
-          f"(rank of the first gold item, '-' = not in the top {TOP_K}):\n")
+          f"(rank of the first gold item"
+          f"{f'; past {TOP_K}: in a top {deep}' if deep else ''}):\n")
         for r in rows[:n]:
-            rank = r["ours"]["rank"] or "-"
-            w(f"   {r['id']:<16}{rank!s:>3}  {r['query']}\n")
-            w(f"   {'':<19}top 3: {' | '.join(r['ours_top']) or '(none)'}\n")
+            rank = r["ours"]["rank"] or r.get("deep_rank") or (
+                f">{deep}" if deep else "-")
+            w(f"   {r['id']:<16}{rank!s:>5}  {r['query']}\n")
+            w(f"   {'':<21}top 3: {' | '.join(r['ours_top']) or '(none)'}\n")
 
 
 def print_comparison(cmp, per_query=False, out=sys.stdout):
@@ -942,7 +963,8 @@ def main(argv=None):
                     key = None          # the stdlib's temporary copy
                 if key not in corpora:
                     corpora[key] = Corpus(tool, key)
-                results[name] = evaluate(name, tool=tool, corpus=corpora[key])
+                results[name] = evaluate(name, tool=tool, corpus=corpora[key],
+                                         deep=DEEP if args.worst else 0)
         finally:
             for corpus in corpora.values():
                 corpus.close()
@@ -973,7 +995,7 @@ def main(argv=None):
     else:
         for res in results.values():
             print_report(res, per_query=args.per_query and not cmp,
-                         worst=args.worst)
+                         worst=args.worst, deep=DEEP)
         if cmp:
             print_comparison(cmp, args.per_query)
         if args.save:
