@@ -72,26 +72,28 @@ Paired significance test (is a ranking change a real gain or noise?):
   python tests/eval/evaluate.py --compare before.json after.json  # two saved
 
 ``--save FILE`` writes each query's metrics (reciprocal rank and the rest,
-first gold rank, our top 3) with the tool's identity (``git describe
---always --dirty``, SHA-256 of code_search.py, Python version) as JSON.
-``--compare OLD`` runs the current tool and pairs its queries with OLD's by id
-(a query whose text or gold changed since is left out and counted);
-``--compare OLD NEW`` compares two saved runs without running anything.  Both
-may be combined with ``--save``.  For each set, each category and all of the
-set's queries it prints, on ``--metric`` (default mrr, i.e. RR@10 per
-query): n, the old and new means, the mean difference new - old, a bootstrap
-95% confidence interval of that mean difference (percentile method,
-``--permutations`` resamples), how many queries got better/worse, and the
-p-value of a two-sided paired randomization test: the signs of the per-query
-differences are flipped at random (``--permutations`` times, default 10,000;
-exactly, over all 2^k sign patterns, when the k non-zero differences allow
-no more), p = (1 + #{|mean*| >= |mean|}) / (1 + permutations).  The random
-generator is seeded with ``--seed`` (default 20240611) and the group's name,
-so a comparison always prints the same numbers.  A line says "significant
-at 0.05" when p < 0.05.  Per-category p-values are not corrected for testing
-several categories: decide on the set the change was meant for, named in
-advance (usually the held-out category it targets, or the whole held-out
-set), and treat a lone significant category among many as a hint, not proof.
+first gold rank, with --worst also the deeper rank, our top 3) as JSON, with
+the tool's identity: ``git describe --always --dirty``, SHA-256 of
+code_search.py, Python version.  ``--compare OLD`` runs the current tool and
+pairs its queries with OLD's by id (a query whose text or gold changed since
+is left out and counted); ``--compare OLD NEW`` compares two saved runs
+without running anything.  ``--compare OLD`` may be combined with ``--save``.
+For each set, each category and all of the set's queries it prints, on
+``--metric`` (default mrr, i.e. RR@10 per query): n, the old and new means,
+the mean difference new - old, a bootstrap 95% confidence interval of that
+mean difference (percentile method, ``--permutations`` resamples), how many
+queries got better and worse, and the p-value of a two-sided paired
+randomization test.  The test flips the signs of the per-query differences
+at random, ``--permutations`` times (default 10,000), and gives
+p = (1 + #{|mean*| >= |mean|}) / (1 + permutations).  When the k non-zero
+differences have at most that many sign patterns (2^k), all of them are
+counted instead and p is exact (marked *).  The random generator is seeded
+with ``--seed`` (default 20240611) and the group's name, so a comparison
+always prints the same numbers.  A line says "significant at 0.05" when
+p < 0.05.  Per-category p-values are not corrected for testing several
+categories: decide on the set the change was meant for, named in advance
+(usually the held-out category it targets, or the whole held-out set), and
+treat a lone significant category among many as a hint, not proof.
 
 From a unit test: ``evaluate("demo")`` returns a dict with the metrics;
 ``paired_test(old_values, new_values)`` returns the test's numbers.
@@ -137,7 +139,7 @@ class EvalError(Exception):
 # tool loading
 
 def load_tool(path=None):
-    """Import code_search (the project's, or the file at path) and check the API."""
+    """Import code_search (the project's, or the file at path); check its API."""
     if path is not None:
         path = os.path.abspath(path)
         spec = importlib.util.spec_from_file_location("code_search", path)
@@ -156,8 +158,8 @@ def load_tool(path=None):
         try:
             import code_search
         except ImportError as exc:
-            raise EvalError(
-                f"cannot import code_search from {PROJECT_ROOT}: {exc}") from exc
+            raise EvalError(f"cannot import code_search from "
+                            f"{PROJECT_ROOT}: {exc}") from exc
     missing = [name for name in REQUIRED_API
                if not callable(getattr(code_search, name, None))]
     if missing:
@@ -613,6 +615,7 @@ def saved_run(results, identity):
             "per_query": {
                 r["id"]: dict({m: r["ours"][m] for m in METRICS},
                               rank=r["ours"]["rank"],
+                              deep_rank=r.get("deep_rank"),
                               category=r["category"], lang=r["lang"],
                               query_sha=r["query_sha"], top=r["ours_top"])
                 for r in res["per_query"]},
