@@ -6884,6 +6884,9 @@ def make_handler(answer, allowed_hosts):
             if not length.isdigit():
                 return self.send(411, 'application/json', b'{"error": "Content-Length needed"}')
             if int(length) > API_BODY_LIMIT:
+                if int(length) <= 4 * API_BODY_LIMIT:      # read it, so the client hears why
+                    for start in range(0, int(length), 1 << 16):
+                        self.rfile.read(min(1 << 16, int(length) - start))
                 return self.send(413, 'application/json',
                                  f'{{"error": "body larger than {API_BODY_LIMIT} bytes"}}'
                                  .encode())

@@ -82,6 +82,11 @@ WRITE_PIECE = 1 << 20       # an index is written in pieces of this many charact
 RACY_MTIME_NS = 2 * 10 ** 9  # files modified this close to an index run are re-hashed
 PROGRESS_INTERVAL = 0.2     # seconds between updates of the progress line
 WORKER_WATCH_SECONDS = 0.5  # how often a worker process checks that its parent lives
+SERVE_HOST, SERVE_PORT = '127.0.0.1', 8766   # serve: where it listens by default
+SERVE_CLIENT_TIMEOUT = 10   # seconds a client may take to send its request
+API_QUERY_LIMIT = 4096      # characters of a request's query string
+API_FIELDS_LIMIT = 64       # parameters of one request
+API_BODY_LIMIT = 1 << 20    # bytes of a POST body
 
 SKIP_DIRS = {'.git', '.hg', '.svn', '__pycache__', 'node_modules', '.tox',
              '.mypy_cache', '.pytest_cache'}
@@ -1548,6 +1553,230 @@ def progress_line():
         print('\r\033[K', end='', file=sys.stderr, flush=True)
 
 
+# --- Web server: a local page and a JSON API ---------------------------------------------
+# `serve` answers searches over HTTP, in the shapes --json prints, and serves one page
+# (PAGE_HTML, at the end of the file) that uses them.  It binds to 127.0.0.1 unless told
+# otherwise, refuses Host headers of other names there (DNS rebinding), caps query
+# strings and bodies, gives slow clients SERVE_CLIENT_TIMEOUT seconds, and reads the
+# index again when it is replaced on disk.
+
+class ApiError(Exception):
+    """A request the API refuses: its HTTP status and a one-line reason."""
+
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = status
+
+
+def api_params(query):
+    """{name: [values]} of a URL's query string; ApiError when it is too long."""
+    import urllib.parse             # only the server needs it: other commands start faster
+    if len(query) > API_QUERY_LIMIT:
+        raise ApiError(414, f'query string longer than {API_QUERY_LIMIT} characters')
+    try:
+        return urllib.parse.parse_qs(query, keep_blank_values=True, strict_parsing=False,
+                                     max_num_fields=API_FIELDS_LIMIT)
+    except ValueError as error:
+        raise ApiError(400, f'bad query string: {error}') from None
+
+
+def api_value(params, name, kind='text', default=None, low=1, high=None):
+    """One parameter: text (required when default is None), a whole number from low
+    to high, or a flag (1, true, yes, on); ApiError(400) otherwise."""
+    values = params.get(name)
+    if not values or values[-1] == '':
+        if default is None:
+            raise ApiError(400, f'missing parameter {name!r}')
+        return default
+    value = values[-1]
+    if kind == 'flag':
+        return value.lower() in ('1', 'true', 'yes', 'on')
+    if kind == 'number':
+        if not re.fullmatch(r'\d{1,9}', value) or int(value) < low or \
+                (high is not None and int(value) > high):
+            raise ApiError(400, f"parameter {name!r} must be a whole number from {low}"
+                                + (f' to {high}' if high is not None else ''))
+        return int(value)
+    return value
+
+
+def api_answer(load, method, target, body):
+    """(status, content type, body bytes) of one request to the API or the page."""
+    path, _, query = target.partition('?')
+    try:
+        if path == '/' and method in ('GET', 'HEAD'):
+            return 200, 'text/html; charset=utf-8', PAGE_HTML.encode('utf-8')
+        route = API_ROUTES.get(path)
+        if route is None:
+            raise ApiError(404, f'not found: {path}')
+        if route[0] != method:
+            raise ApiError(405, f'{path} takes {route[0]}')
+        document = route[1](load(), api_params(query), body)
+        status = 200
+    except ApiError as error:
+        status, document = error.status, {'error': str(error)}
+    except (LookupError, ValueError) as error:
+        status, document = 400, {'error': str(error.args[0] if error.args else error)}
+    except IndexProblem as problem:
+        status, document = 503, {'error': str(problem)}
+    return status, 'application/json; charset=utf-8', \
+        json.dumps(document, ensure_ascii=False).encode('utf-8')
+
+
+def api_search(search_index, params, body):
+    question = api_value(params, 'q')
+    hits = mark_stale(search_index, rank(search_index, question,
+                                         [tag for tag in params.get('tag', []) if tag],
+                                         params.get('path', []),
+                                         api_value(params, 'top_k', 'number', 10, 1, 100)))
+    return {'query': question, 'results': [{field: hit.get(field) for field in RESULT_FIELDS}
+                                           for hit in hits]}
+
+
+def api_tags(search_index, params, body):
+    return {'tags': [{'tag': tag, 'notes': count} for tag, count in tag_counts(search_index)]}
+
+
+def api_read(search_index, params, body):
+    start = api_value(params, 'start', 'number', 1)
+    end = api_value(params, 'end', 'number', 0) or None
+    if end is not None and end < start:
+        raise ApiError(400, 'end must not be before start')
+    return read_lines(search_index, api_value(params, 'path'), start, end)
+
+
+def api_health(search_index, params, body):
+    return {'status': 'ok', 'tool': TOOL, 'version': __version__,
+            'notes': len(search_index.index['files']), 'root': search_index.index['root']}
+
+
+API_ROUTES = {'/api/search': ('GET', api_search), '/api/tags': ('GET', api_tags),
+              '/api/read': ('GET', api_read), '/api/health': ('GET', api_health)}
+
+
+def read_lines(search_index, path, start=1, end=None):
+    """{'path', 'start', 'end', 'total_lines', 'revision', 'stale', 'text'} of lines
+    start..end (1-based, inclusive, end clipped) of an indexed note as it is now, lines
+    numbered as search numbers them; LookupError for anything but an indexed note."""
+    index = search_index.index
+    relative = path.replace('\\', '/').strip('/')
+    if os.path.isabs(path) or not safe_relative_path(relative):
+        raise LookupError(f'path is outside the root: {path}')
+    if relative not in index['files']:
+        raise LookupError(f'not an indexed note: {path}')
+    full = os.path.join(index['root'], *relative.split('/'))
+    real_root = os.path.realpath(index['root'])
+    if os.path.commonpath([os.path.realpath(full), real_root]) != real_root:
+        raise LookupError(f'path leads outside the root through a symbolic link: {path}')
+    try:
+        data, info = read_file(full, MAX_FILE_SIZE)
+        lines = stored_text(decode_note(data)).split('\n')[:-1]
+    except SkipFile as skip:
+        raise LookupError(f'cannot read {relative}: {skip.reason.replace("skipped: ", "")}') \
+            from None
+    total = len(lines)
+    end = total if end is None else min(end, total)
+    if start > max(total, 1) or start > end and total:
+        raise LookupError(f'{relative} has {total} lines; line {start} is past its end')
+    record = index['files'][relative]
+    return {'path': relative, 'start': start, 'end': end, 'total_lines': total,
+            'revision': hashlib.sha256(data).hexdigest()[:12],
+            'stale': (info.st_size, info.st_mtime_ns) != (record['size'], record['mtime_ns']),
+            'text': '\n'.join(lines[start - 1:end])}
+
+
+def make_handler(answer, allowed_hosts):
+    """A request handler class that answers with answer(method, target, body) and logs
+    one line per request to stderr."""
+    import http.server
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        timeout = SERVE_CLIENT_TIMEOUT
+        server_version = f'{TOOL}/{__version__}'
+        protocol_version = 'HTTP/1.0'
+
+        def do_GET(self):
+            self.respond(b'')
+
+        def do_HEAD(self):
+            self.respond(b'', head=True)
+
+        def do_POST(self):
+            length = self.headers.get('Content-Length', '')
+            if not length.isdigit():
+                return self.send(411, 'application/json', b'{"error": "Content-Length needed"}')
+            if int(length) > API_BODY_LIMIT:
+                if int(length) <= 4 * API_BODY_LIMIT:      # read it, so the client hears why
+                    for start in range(0, int(length), 1 << 16):
+                        self.rfile.read(min(1 << 16, int(length) - start))
+                return self.send(413, 'application/json',
+                                 f'{{"error": "body larger than {API_BODY_LIMIT} bytes"}}'
+                                 .encode())
+            self.respond(self.rfile.read(int(length)))
+
+        def respond(self, body, head=False):
+            host = (self.headers.get('Host') or '').rpartition(':')[0] or \
+                self.headers.get('Host', '')
+            if allowed_hosts and host.strip('[]') not in allowed_hosts:
+                return self.send(403, 'application/json',
+                                 b'{"error": "this server answers requests for localhost only"}')
+            status, kind, payload = answer(self.command, self.path, body)
+            self.send(status, kind, b'' if head else payload, len(payload))
+
+        def send(self, status, kind, payload, length=None):
+            self.send_response(status)
+            self.send_header('Content-Type', kind)
+            self.send_header('Content-Length', str(len(payload) if length is None else length))
+            self.send_header('Cache-Control', 'no-store')
+            self.send_header('X-Content-Type-Options', 'nosniff')
+            self.send_header('Referrer-Policy', 'no-referrer')
+            self.send_header('Content-Security-Policy', PAGE_POLICY)
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, format, *args):
+            print(f'{self.address_string()} {format % args}', file=sys.stderr, flush=True)
+
+    return Handler
+
+
+def serve_http(answer, host, port):
+    """Serve answer(method, target, body) on host:port until Ctrl-C; port 0 picks a free
+    one.  The address goes to stderr once the server listens."""
+    import http.server
+    import socket
+    loopback = host in ('127.0.0.1', 'localhost', '::1')
+    allowed = {'127.0.0.1', 'localhost', '::1'} if loopback else set()
+    if not loopback:
+        warn(f'serving on {host}: anyone who can reach it can read the indexed files')
+    server_class = type('Server', (http.server.ThreadingHTTPServer,), {
+        'address_family': socket.AF_INET6 if ':' in host else socket.AF_INET,
+        'daemon_threads': True})
+    try:
+        server = server_class((host, port), make_handler(answer, allowed))
+    except OSError as error:
+        raise IndexProblem(f'cannot listen on {host}:{port}: {error.strerror}') from None
+    shown = f'[{host}]' if ':' in host else host
+    print(f'{program_name()} serve: http://{shown}:{server.server_address[1]}/',
+          file=sys.stderr, flush=True)
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
+    return 0
+
+
+def locked(load):
+    """load() for many threads: one at a time, since it may read an index again."""
+    import threading
+    lock = threading.Lock()
+
+    def load_locked():
+        with lock:
+            return load()
+    return load_locked
+
+
 # --- Command line ------------------------------------------------------------------------
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -1610,6 +1839,12 @@ def build_parser():
     for sub in (query, tags):
         sub.add_argument('--index', default=DEFAULT_INDEX, metavar='FILE', help='index file')
         sub.add_argument('--json', action='store_true', help='print one JSON object')
+    serve = command('serve', 'serve a local web page and JSON API over the index')
+    serve.add_argument('--index', default=DEFAULT_INDEX, metavar='FILE', help='index file')
+    serve.add_argument('--host', default=SERVE_HOST,
+                       help='address to listen on; anything but localhost is warned about')
+    serve.add_argument('--port', type=port_number, default=SERVE_PORT,
+                       help='port (0: any free one)')
     return parser
 
 
@@ -1642,6 +1877,35 @@ def run_tags(args):
     return 0
 
 
+def run_serve(args):
+    load = locked(index_loader(args.index))
+    load()                                              # fail now, not at the first request
+    return serve_http(lambda method, target, body: api_answer(load, method, target, body),
+                      args.host, args.port)
+
+
+def index_loader(path):
+    """Load the index file again whenever it is replaced, so a rebuild needs no restart."""
+    cache = {}
+
+    def load():
+        try:
+            info = os.stat(path)
+        except OSError:
+            info = None
+        key = info and (info.st_ino, info.st_mtime_ns, info.st_size)
+        if cache.get('key') != key or 'index' not in cache:
+            cache.update(key=key, index=open_index_file(path))
+        return cache['index']
+    return load
+
+
+def port_number(text):
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f'not a port number (0-65535): {text!r}')
+    return int(text)
+
+
 @contextlib.contextmanager
 def interrupts_end_the_run():
     """While the block runs, Ctrl-C and SIGTERM end the program at once with one line
@@ -1672,7 +1936,8 @@ def main(argv=None):
     with interrupts_end_the_run():
         try:
             args = build_parser().parse_args(argv)
-            return {'index': run_index, 'search': run_search, 'tags': run_tags}[
+            return {'index': run_index, 'search': run_search, 'tags': run_tags,
+                    'serve': run_serve}[
                 args.command](args)
         except IndexProblem as problem:
             print(f'{program_name()}: error: {problem}', file=sys.stderr)
@@ -1684,6 +1949,259 @@ def main(argv=None):
             with contextlib.suppress(OSError):
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
+
+
+# --- Data: the page `serve` shows ------------------------------------------------------
+# One page, nothing fetched from elsewhere: it calls the JSON API and builds every
+# element with textContent, so no note's text is ever read as HTML.
+
+PAGE_SCRIPT = r'''
+const $ = (id) => document.getElementById(id);
+const chosenTags = new Set();
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function escapeRegex(text) { return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'); }
+
+function highlighter() {
+  const words = $('q').value.toLowerCase().split(/[^\p{L}\p{N}_]+/u)
+    .filter((word) => word.length > 1);
+  return words.length ? new RegExp(words.map(escapeRegex).join('|'), 'giu') : null;
+}
+
+function marked(text, pattern) {
+  const part = document.createDocumentFragment();
+  if (!pattern) { part.append(text); return part; }
+  let last = 0;
+  pattern.lastIndex = 0;
+  for (let match; (match = pattern.exec(text)); ) {
+    if (match[0] === '') { pattern.lastIndex += 1; continue; }
+    part.append(text.slice(last, match.index), el('mark', '', match[0]));
+    last = match.index + match[0].length;
+  }
+  part.append(text.slice(last));
+  return part;
+}
+
+function lines(text, first, pattern, isHit) {
+  const block = el('pre', 'code');
+  text.split('\n').forEach((line, offset) => {
+    const number = first + offset;
+    const row = el('div', isHit && isHit(number) ? 'row hit' : 'row');
+    const source = el('span', 'src');
+    source.append(marked(line, pattern));
+    row.append(el('span', 'no', String(number)), source);
+    block.append(row);
+  });
+  return block;
+}
+
+async function api(path, params) {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) {
+    for (const one of [].concat(value)) query.append(name, one);
+  }
+  const response = await fetch(path + '?' + query);
+  let body;
+  try { body = await response.json(); } catch (error) { body = {}; }
+  if (!response.ok) throw new Error(body.error || `HTTP ${response.status}`);
+  return body;
+}
+
+function tagChip(tag, count) {
+  const chip = el('button', 'chip', count === undefined ? '#' + tag : `#${tag} ${count}`);
+  chip.type = 'button';
+  chip.setAttribute('aria-pressed', String(chosenTags.has(tag)));
+  chip.addEventListener('click', () => {
+    if (chosenTags.has(tag)) chosenTags.delete(tag); else chosenTags.add(tag);
+    for (const other of document.querySelectorAll(`[data-tag]`)) {
+      other.setAttribute('aria-pressed', String(chosenTags.has(other.dataset.tag)));
+    }
+    run();
+  });
+  chip.dataset.tag = tag;
+  return chip;
+}
+
+function hitCard(hit, pattern) {
+  const card = el('article', 'hit-card');
+  const head = el('button', 'hit-head');
+  head.type = 'button';
+  const heading = el('strong', 'heading');
+  heading.append(marked(hit.heading || hit.path, pattern));
+  head.append(heading, el('span', 'trail', (hit.heading_path || []).slice(0, -1).join(' › ')),
+              el('span', 'where', `${hit.path}:L${hit.start}-L${hit.end}`));
+  if (hit.stale) head.append(el('span', 'badge stale', 'changed since indexing'));
+  head.addEventListener('click', () => openNote(hit.path, hit.start, hit.end));
+  const tags = el('div', 'tags');
+  for (const tag of hit.tags || []) tags.append(tagChip(tag));
+  card.append(head, el('div', 'text'), tags);
+  card.querySelector('.text').append(marked(hit.text, pattern));
+  return card;
+}
+
+async function run() {
+  const params = {};
+  const text = $('q').value.trim();
+  if (text) params.q = text;
+  if (chosenTags.size) params.tag = [...chosenTags];
+  if ($('path').value.trim()) params.path = $('path').value.trim();
+  const shown = new URLSearchParams();
+  if (text) shown.set('q', text);
+  for (const tag of chosenTags) shown.append('tag', tag);
+  if (params.path) shown.set('path', params.path);
+  history.replaceState(null, '', '?' + shown);
+  const results = $('results');
+  results.replaceChildren();
+  if (!text) { $('status').textContent = ''; return; }
+  $('status').textContent = 'searching…';
+  try {
+    params.top_k = '20';
+    const result = await api('/api/search', params);
+    const pattern = highlighter();
+    results.append(...result.results.map((hit) => hitCard(hit, pattern)));
+    const count = result.results.length;
+    $('status').textContent = count ? `${count} paragraph${count > 1 ? 's' : ''}` : 'nothing found';
+  } catch (error) {
+    $('status').textContent = 'error: ' + error.message;
+  }
+}
+
+async function openNote(path, start, end) {
+  try {
+    const note = await api('/api/read', {path});
+    $('viewer-title').textContent = `${path} (${note.total_lines} lines)`;
+    const block = lines(note.text, note.start, highlighter(), (n) => n >= start && n <= end);
+    $('viewer-body').replaceChildren(block);
+    $('viewer').hidden = false;
+    const target = block.querySelector('.hit');
+    if (target) target.scrollIntoView({block: 'center'});
+    $('viewer-close').focus();
+  } catch (error) {
+    $('status').textContent = 'error: ' + error.message;
+  }
+}
+
+function closeViewer() { $('viewer').hidden = true; $('q').focus(); }
+
+async function start() {
+  const given = new URLSearchParams(location.search);
+  for (const tag of given.getAll('tag')) chosenTags.add(tag);
+  $('q').value = given.get('q') || '';
+  $('path').value = given.get('path') || '';
+  try {
+    const found = await api('/api/tags', {});
+    $('all-tags').append(...found.tags.slice(0, 40).map((item) => tagChip(item.tag, item.notes)));
+  } catch (error) {
+    $('status').textContent = 'error: ' + error.message;
+  }
+  if ($('q').value) run();
+  $('q').focus();
+}
+
+$('form').addEventListener('submit', (event) => { event.preventDefault(); run(); });
+$('viewer-close').addEventListener('click', closeViewer);
+document.addEventListener('keydown', (event) => {
+  const typing = ['INPUT', 'SELECT', 'TEXTAREA'].includes(document.activeElement.tagName);
+  if (event.key === '/' && !typing) { event.preventDefault(); $('q').focus(); $('q').select(); }
+  if (event.key === 'Escape' && !$('viewer').hidden) closeViewer();
+});
+start();
+'''
+
+PAGE_HTML = '''<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>notes search</title>
+<style>
+:root { --ink: #1d232b; --soft: #5b6673; --line: #d9dee4; --mark: #ffe27a; --hit: #e3efff;
+        --accent: #1f5fbf; font-family: system-ui, -apple-system, "Segoe UI", "Noto Sans KR",
+        sans-serif; color: var(--ink); }
+body { margin: 0; background: #f6f7f9; }
+header { background: #fff; border-bottom: 1px solid var(--line); padding: 12px 16px; }
+h1 { font-size: 18px; margin: 0 0 8px; }
+form { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; }
+#q { flex: 1 1 320px; min-width: 0; font-size: 16px; padding: 8px 10px;
+     border: 1px solid var(--line); border-radius: 6px; }
+select, #path, button { font-size: 14px; padding: 7px 9px; border: 1px solid var(--line);
+                        border-radius: 6px; background: #fff; }
+#path { flex: 0 1 160px; min-width: 0; }
+.tags { display: flex; flex-wrap: wrap; gap: 6px; margin-top: 8px; }
+.chip { font-size: 13px; padding: 2px 10px; border-radius: 12px; cursor: pointer; }
+.chip[aria-pressed="true"] { background: var(--accent); color: #fff; border-color: var(--accent); }
+.hit-card .tags { padding: 0 12px 10px; margin: 0; }
+.text { padding: 8px 12px; white-space: pre-wrap; overflow-wrap: anywhere; line-height: 1.5; }
+.trail { color: var(--soft); font-size: 13px; }
+.heading { overflow-wrap: anywhere; }
+main { max-width: 1100px; margin: 0 auto; padding: 12px 16px 40px; }
+#status { color: var(--soft); font-size: 14px; margin: 4px 0 12px; }
+.hit-card { background: #fff; border: 1px solid var(--line); border-radius: 8px;
+            margin-bottom: 12px; overflow: hidden; }
+.hit-head { display: flex; flex-wrap: wrap; gap: 10px; align-items: baseline; width: 100%;
+            text-align: left; border: 0; border-bottom: 1px solid var(--line);
+            border-radius: 0; background: #fafbfc; cursor: pointer; padding: 8px 12px; }
+.hit-head:hover, .hit-head:focus { background: var(--hit); }
+.symbol { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
+          overflow-wrap: anywhere; }
+.where { color: var(--soft); font-size: 13px; overflow-wrap: anywhere; }
+.badge { font-size: 12px; border: 1px solid var(--line); border-radius: 10px;
+         padding: 0 8px; color: var(--soft); }
+.badge.stale { border-color: #c98a00; color: #8a5a00; }
+.code { margin: 0; padding: 6px 0; overflow-x: auto; font-size: 13px; line-height: 1.45;
+        font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+.row { display: flex; white-space: pre; }
+.row.hit { background: var(--hit); }
+.no { flex: 0 0 auto; min-width: 3.5em; padding: 0 10px 0 8px; text-align: right;
+      color: var(--soft); user-select: none; }
+.src { padding-right: 12px; }
+mark { background: var(--mark); color: inherit; border-radius: 2px; }
+#viewer { position: fixed; inset: 4vh 4vw; background: #fff; border: 1px solid var(--line);
+          border-radius: 8px; box-shadow: 0 8px 40px rgba(0,0,0,.25); display: flex;
+          flex-direction: column; }
+#viewer[hidden] { display: none; }
+#viewer-bar { display: flex; justify-content: space-between; gap: 8px; align-items: center;
+              padding: 8px 12px; border-bottom: 1px solid var(--line); }
+#viewer-title { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 13px;
+                overflow-wrap: anywhere; }
+#viewer-body { overflow: auto; flex: 1; }
+@media (max-width: 600px) { #viewer { inset: 0; border-radius: 0; } h1 { font-size: 16px; } }
+</style>
+</head>
+<body>
+<header>
+<h1>notes search</h1>
+<form id="form" role="search">
+<input id="q" name="q" type="search" autocomplete="off" aria-label="question"
+ placeholder="a question, in English or Korean (캐시 무효화)">
+<input id="path" type="text" placeholder="path glob" aria-label="path glob">
+<button type="submit">Search</button>
+</form>
+<div id="all-tags" class="tags" aria-label="tags"></div>
+</header>
+<main>
+<div id="status" role="status"></div>
+<div id="results"></div>
+</main>
+<section id="viewer" hidden aria-label="file">
+<div id="viewer-bar"><span id="viewer-title"></span>
+<button type="button" id="viewer-close">Close (Esc)</button></div>
+<div id="viewer-body"></div>
+</section>
+<script>''' + PAGE_SCRIPT + '''</script>
+</body>
+</html>
+'''
+PAGE_POLICY = ("default-src 'none'; script-src 'sha256-"
+               + base64.b64encode(hashlib.sha256(PAGE_SCRIPT.encode()).digest()).decode()
+               + "'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; "
+               "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 
 
 if __name__ == '__main__':

@@ -2,7 +2,6 @@
 called with urllib; the page also in headless Chromium when it is installed.
 Standard library only."""
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -17,6 +16,8 @@ from pathlib import Path
 
 from tests.support import CODE_TOOL, ENV, run_cli, write
 
+from code_search import API_BODY_LIMIT
+
 OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))   # never a proxy
 SCRIPT = '<script>document.title = "owned"</script>'
 
@@ -28,9 +29,9 @@ def cli(*args, **kwargs):
 class Server:
     """A `serve` process on a free port; stopped when the test ends."""
 
-    def __init__(self, test, *args):
+    def __init__(self, test, *args, tool=CODE_TOOL):
         self.log = tempfile.TemporaryFile()
-        self.process = subprocess.Popen([sys.executable, str(CODE_TOOL), 'serve', '--port', '0',
+        self.process = subprocess.Popen([sys.executable, str(tool), 'serve', '--port', '0',
                                          *map(str, args)], stdout=subprocess.DEVNULL,
                                         stderr=self.log, env=ENV)
         test.addCleanup(self.stop)
@@ -154,6 +155,7 @@ class ApiTests(unittest.TestCase):
         self.assertEqual(call('/api/search', data=b'x')[0], 405)
         self.assertEqual(call('/api/search?q=' + 'x' * 5000)[0], 414)
         self.assertEqual(call('/api/trace', data=b'x' * (2 << 20))[0], 413)
+        self.assertEqual(call('/api/trace', data=b'x' * (API_BODY_LIMIT + 12345))[0], 413)
         self.assertEqual(call('/api/health', headers={'Host': 'attacker.example'})[0], 403)
 
     def test_nothing_outside_the_roots(self):

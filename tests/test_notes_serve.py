@@ -1,0 +1,117 @@
+"""notes_search.py serve: the JSON API and the page on a real server, called with
+urllib, and the page in headless Chromium when it is installed.  Standard library only."""
+import json
+import shutil
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+from tests.support import NOTES_TOOL, run_cli, write
+from tests.test_code_serve import CHROMIUM, SCRIPT, Server
+
+
+def cli(*args, **kwargs):
+    return run_cli(NOTES_TOOL, *args, **kwargs)
+
+
+def make_notes(tmp):
+    write(tmp / 'notes' / 'cache.md', (
+        '# Search notes\n'
+        'tags: rag, backend\n'
+        '\n'
+        '## Cache invalidation\n'
+        'When a document changes, compare its SHA-256 and rebuild its chunks.\n'
+        '\n'
+        '## 캐시 무효화\n'
+        '문서가 바뀌면 해시를 비교해 청크를 다시 만듭니다.\n'))
+    write(tmp / 'notes' / 'web.md', f'# Web\ntags: frontend\n\nNever trust {SCRIPT} in pages.\n')
+    result = cli('index', tmp / 'notes', '--out', tmp / 'notes.json')
+    assert result.returncode == 0, result.stderr
+
+
+class NotesApiTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = Path(tempfile.mkdtemp()).resolve()
+        make_notes(cls.tmp)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def setUp(self):
+        self.server = Server(self, '--index', self.tmp / 'notes.json', tool=NOTES_TOOL)
+
+    def test_endpoints_answer_in_the_cli_shapes(self):
+        call = self.server.call
+        status, found = call('/api/search?q=cache+invalidation&top_k=3')
+        self.assertEqual(status, 200)
+        cli_found = json.loads(cli('search', 'cache invalidation', '--top-k', '3', '--json',
+                                   '--index', self.tmp / 'notes.json').stdout)
+        self.assertEqual(found, cli_found)
+        self.assertEqual(found['results'][0]['heading_path'],
+                         ['Search notes', 'Cache invalidation'])
+        tagged = call('/api/search?q=trust&tag=frontend')[1]['results']
+        self.assertEqual([hit['path'] for hit in tagged], ['web.md'])
+        self.assertEqual(call('/api/search?q=trust&tag=backend')[1]['results'], [])
+        tags = call('/api/tags')[1]
+        self.assertEqual(tags, json.loads(cli('tags', '--json', '--index',
+                                              self.tmp / 'notes.json').stdout))
+        read = call('/api/read?path=cache.md&start=4&end=5')[1]
+        self.assertEqual((read['start'], read['end'], read['total_lines'], read['stale']),
+                         (4, 5, 8, False))
+        self.assertEqual(read['text'], '## Cache invalidation\nWhen a document changes, '
+                                       'compare its SHA-256 and rebuild its chunks.')
+        self.assertEqual(call('/api/health')[1]['notes'], 2)
+        self.assertIn(b'<title>notes search</title>', call('/')[1])
+
+    def test_bad_requests_and_escapes(self):
+        call = self.server.call
+        (self.tmp / 'secret.md').write_text('SECRET-77\n')
+        for path in ('/api/search', '/api/search?q=x&top_k=1000',
+                     '/api/read?path=../secret.md', '/api/read?path=%2e%2e%2fsecret.md',
+                     f"/api/read?path={self.tmp / 'secret.md'}", '/api/read?path=nothere.md',
+                     '/api/read?path=cache.md&start=3&end=1'):
+            with self.subTest(path=path):
+                status, document = call(path)
+                self.assertEqual(status, 400, document)
+                self.assertNotIn('SECRET-77', json.dumps(document))
+        self.assertEqual(call('/api/nope')[0], 404)
+        self.assertEqual(call('/api/search?q=' + 'x' * 5000)[0], 414)
+        self.assertEqual(call('/api/tags', headers={'Host': 'evil.example'})[0], 403)
+
+
+@unittest.skipUnless(CHROMIUM, 'chromium is not installed (apt-get install chromium)')
+class NotesBrowserTests(unittest.TestCase):
+    def test_search_tags_and_escaping(self):
+        tmp = Path(tempfile.mkdtemp()).resolve()
+        self.addCleanup(shutil.rmtree, tmp, True)
+        make_notes(tmp)
+        server = Server(self, '--index', tmp / 'notes.json', tool=NOTES_TOOL)
+        profile = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, profile, True)
+
+        def dom(query):
+            result = subprocess.run(
+                [CHROMIUM, '--headless', '--no-sandbox', '--disable-gpu', '--no-proxy-server',
+                 '--no-first-run', f'--user-data-dir={profile}', '--virtual-time-budget=8000',
+                 '--dump-dom', server.url('/?' + query)], capture_output=True, timeout=120)
+            self.assertEqual(result.returncode, 0, result.stderr[-2000:])
+            return result.stdout.decode('utf-8')
+
+        english = dom('q=cache+invalidation')
+        self.assertIn('<strong class="heading"><mark>Cache</mark> <mark>invalidation</mark>'
+                      '</strong>', english)
+        self.assertIn('<span class="trail">Search notes</span>', english)
+        self.assertIn('data-tag="backend"', english)
+        korean = dom('q=%EC%BA%90%EC%8B%9C+%EB%AC%B4%ED%9A%A8%ED%99%94')
+        self.assertIn('<strong class="heading"><mark>캐시</mark> <mark>무효화</mark></strong>', korean)
+        tagged = dom('q=trust&tag=frontend')
+        self.assertIn('&lt;script&gt;document.title', tagged)
+        self.assertIn('<title>notes search</title>', tagged)
+        self.assertNotIn(SCRIPT, tagged)
+
+
+if __name__ == '__main__':
+    unittest.main()
