@@ -1,9 +1,14 @@
 """Helpers the test modules share: run a tool as a real process, write a file, a test
 case with a fresh temporary folder.  Standard library only."""
+import contextlib
 import os
+import pty
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import unittest
 from pathlib import Path
 
@@ -20,7 +25,71 @@ def run_cli(tool, *args, cwd=None, timeout=120, input=None, env=None):
     return the CompletedProcess, with text stdout and stderr."""
     return subprocess.run([sys.executable, str(tool), *map(str, args)], cwd=cwd,
                           env=env or ENV, input=input, capture_output=True, text=True,
-                          encoding='utf-8', errors='replace', timeout=timeout)
+                          encoding='utf-8', errors='replace', timeout=timeout,
+                          stdin=subprocess.DEVNULL if input is None else None)
+
+
+def run_on_terminal(command, cwd, timeout=300):
+    """Run command with its stderr on a pseudo-terminal (stdout a pipe); (the
+    CompletedProcess, every byte the terminal showed).  The terminal is read while the
+    command runs, so a chatty command never blocks on a full terminal buffer."""
+    primary, secondary = pty.openpty()
+    shown = []
+
+    def drain():
+        with contextlib.suppress(OSError):          # EIO: every writer has closed
+            while True:
+                block = os.read(primary, 65536)
+                if not block:
+                    break
+                shown.append(block)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        try:
+            result = subprocess.run(command, cwd=cwd, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=secondary, env=ENV,
+                                    timeout=timeout)
+        finally:
+            os.close(secondary)
+        reader.join(timeout=30)
+    finally:
+        os.close(primary)
+    return result, b''.join(shown)
+
+
+CHROMIUM = shutil.which('chromium') or shutil.which('chromium-browser') or \
+    shutil.which('google-chrome')
+
+
+def dump_dom(url, timeout=60):
+    """The DOM of url after its scripts ran, from headless Chromium. The browser gets a
+    session of its own and writes to files, so a hung browser or renderer is killed
+    with all its children instead of holding a pipe open forever."""
+    with tempfile.TemporaryDirectory() as profile, \
+            tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(
+            [CHROMIUM, '--headless', '--no-sandbox', '--disable-gpu', '--no-proxy-server',
+             '--no-first-run', '--disable-dev-shm-usage', f'--user-data-dir={profile}',
+             '--virtual-time-budget=8000', '--dump-dom', url],
+            stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
+        try:
+            status = process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            status = None
+        finally:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            process.wait()
+        err.seek(0)
+        if status != 0:
+            raise AssertionError(f'chromium {"timed out" if status is None else status}: '
+                                 f'{err.read()[-2000:]!r}')
+        out.seek(0)
+        return out.read().decode('utf-8')
 
 
 def write(path, data, encoding='utf-8'):

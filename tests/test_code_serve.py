@@ -14,7 +14,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from tests.support import CODE_TOOL, ENV, run_cli, write
+from tests.support import CHROMIUM, CODE_TOOL, ENV, dump_dom, run_cli, write
 
 from code_search import API_BODY_LIMIT
 
@@ -223,10 +223,6 @@ class ServeCommandTests(unittest.TestCase):
         self.assertIn(b'warning: serving on 0.0.0.0', server.stderr())
 
 
-CHROMIUM = shutil.which('chromium') or shutil.which('chromium-browser') or \
-    shutil.which('google-chrome')
-
-
 @unittest.skipUnless(CHROMIUM, 'chromium is not installed (apt-get install chromium)')
 class BrowserTests(unittest.TestCase):
     """The page in headless Chromium: it searches, highlights, and shows code as text."""
@@ -241,15 +237,7 @@ class BrowserTests(unittest.TestCase):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def dom(self, server, query):
-        profile = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, profile, True)
-        result = subprocess.run(
-            [CHROMIUM, '--headless', '--no-sandbox', '--disable-gpu', '--no-proxy-server',
-             '--no-first-run', f'--user-data-dir={profile}', '--virtual-time-budget=8000',
-             '--dump-dom', server.url('/?' + query)],
-            capture_output=True, timeout=120)
-        self.assertEqual(result.returncode, 0, result.stderr[-2000:])
-        return result.stdout.decode('utf-8')
+        return dump_dom(server.url('/?' + query))
 
     def test_english_korean_symbol_and_grep(self):
         server = Server(self, '--index', self.tmp / 'api.json', '--index', self.tmp / 'web.json')

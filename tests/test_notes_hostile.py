@@ -3,7 +3,6 @@ import contextlib
 import io
 import json
 import os
-import pty
 import socket
 import stat
 import subprocess
@@ -220,20 +219,8 @@ class HostileTreeTests(TempDirCase):
                 folder.mkdir(parents=True)
             (folder / f'n{number}.md').write_text(f'# N{number}\n\nnote {number} body\n',
                                                   encoding='utf-8')
-        primary, secondary = pty.openpty()
-        try:
-            run = subprocess.run([sys.executable, str(TOOL), 'index', 'notes'], cwd=self.tmp,
-                                 stdout=subprocess.PIPE, stderr=secondary, timeout=300)
-            os.close(secondary)
-            shown = b''
-            with contextlib.suppress(OSError):
-                while True:
-                    block = os.read(primary, 65536)
-                    if not block:
-                        break
-                    shown += block
-        finally:
-            os.close(primary)
+        run, shown = support.run_on_terminal([sys.executable, str(TOOL), 'index', 'notes'],
+                                             cwd=self.tmp)
         self.assertEqual(run.returncode, 0)
         self.assertEqual(run.stdout.decode('utf-8'), '갱신 파일: 20000, 제거 파일: 0\n')
         self.assertIn(b'indexing ', shown)

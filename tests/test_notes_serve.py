@@ -7,8 +7,8 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from tests.support import NOTES_TOOL, run_cli, write
-from tests.test_code_serve import CHROMIUM, SCRIPT, Server
+from tests.support import CHROMIUM, NOTES_TOOL, dump_dom, run_cli, write
+from tests.test_code_serve import SCRIPT, Server
 
 
 def cli(*args, **kwargs):
@@ -89,16 +89,9 @@ class NotesBrowserTests(unittest.TestCase):
         self.addCleanup(shutil.rmtree, tmp, True)
         make_notes(tmp)
         server = Server(self, '--index', tmp / 'notes.json', tool=NOTES_TOOL)
-        profile = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, profile, True)
 
         def dom(query):
-            result = subprocess.run(
-                [CHROMIUM, '--headless', '--no-sandbox', '--disable-gpu', '--no-proxy-server',
-                 '--no-first-run', f'--user-data-dir={profile}', '--virtual-time-budget=8000',
-                 '--dump-dom', server.url('/?' + query)], capture_output=True, timeout=120)
-            self.assertEqual(result.returncode, 0, result.stderr[-2000:])
-            return result.stdout.decode('utf-8')
+            return dump_dom(server.url('/?' + query))
 
         english = dom('q=cache+invalidation')
         self.assertIn('<strong class="heading"><mark>Cache</mark> <mark>invalidation</mark>'

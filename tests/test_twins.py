@@ -4,7 +4,6 @@ SIGTERM at several moments of `index` with worker processes running."""
 import contextlib
 import json
 import os
-import pty
 import shutil
 import signal
 import subprocess
@@ -194,22 +193,9 @@ class CommandLineTests(TempDirCase):
     def test_the_progress_line_is_erased_when_the_run_ends(self):
         make_trees(self.tmp, code_files=70, notes=1100)
         for tool in TOOLS:
-            primary, secondary = pty.openpty()
-            try:
-                result = subprocess.run([sys.executable, str(TOOLS[tool][0]), 'index', tool,
-                                         '--out', f'{tool}.json'], cwd=self.tmp,
-                                        stdout=subprocess.PIPE, stderr=secondary,
-                                        env=support.ENV, timeout=300)
-                os.close(secondary)
-                shown = b''
-                with contextlib.suppress(OSError):
-                    while True:
-                        block = os.read(primary, 65536)
-                        if not block:
-                            break
-                        shown += block
-            finally:
-                os.close(primary)
+            result, shown = support.run_on_terminal(
+                [sys.executable, str(TOOLS[tool][0]), 'index', tool, '--out', f'{tool}.json'],
+                cwd=self.tmp)
             self.assertEqual(result.returncode, 0, tool)
             self.assertIn(b'\rindexing ', shown, tool)
             self.assertTrue(shown.endswith(b'\r\x1b[K'), (tool, shown[-60:]))
