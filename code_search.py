@@ -4824,16 +4824,26 @@ def term_matches(index, terms, accept_path=None, averages=None):
             f = int(field)
             weight, b, average = field_weight[f], field_b[f], averages[f]
             for entry in ids.split(','):
-                span, _, tf = entry.partition(':')
-                first, _, last = span.partition('-')
-                first = int(first)
-                for local in range(first, int(last) + 1 if last else first + 1):
+                if entry.isdigit():                 # the common case: one chunk, once
+                    first = last = int(entry)
+                    tf = 1
+                else:
+                    first, last, tf = posting_entry(entry)
+                for local in range(first, last + 1):
                     norm = 1 - b + b * lengths[local * field_count + f] / average
                     n = base + local
-                    weighted[n] = weighted.get(n, 0.0) + weight * int(tf or 1) / norm
+                    weighted[n] = weighted.get(n, 0.0) + weight * tf / norm
         if weighted:
             matches[term] = weighted
     return matches
+
+
+def posting_entry(entry):
+    """(first chunk, last chunk, term frequency) of one posting entry: 'n', 'n:tf',
+    'n-m' or 'n-m:tf'."""
+    span, _, tf = entry.partition(':')
+    first, _, last = span.partition('-')
+    return int(first), int(last or first), int(tf or 1)
 
 
 def score_matches(index, question, terms, matches, statistics, top_k):
@@ -4842,19 +4852,22 @@ def score_matches(index, question, terms, matches, statistics, top_k):
     several indexes searched together, so that their scores compare."""
     weights, anchors, concepts = terms
     counts, total = statistics
-    by_concept, anchored = {}, set()
+    by_concept, anchored = {}, set()          # concept: {chunk: its best term's score}
     for term, weighted in matches.items():
         if term in anchors:
             anchored.update(weighted)
         idf = math.log(1 + (total - counts[term] + 0.5) / (counts[term] + 0.5))
-        concept = concepts[term]
+        best = by_concept.setdefault(concepts[term], {})
         for n, tf in weighted.items():
             score = weights[term] * idf * tf * (BM25_K1 + 1) / (BM25_K1 + tf)
-            best = by_concept.setdefault(n, {})
-            if score > best.get(concept, 0.0):
-                best[concept] = score
+            if score > best.get(n, 0.0):
+                best[n] = score
     wants_tests = any(term.startswith('test') for term in anchors)
-    scores = {n: sum(best.values()) for n, best in by_concept.items() if n in anchored}
+    scores = {}
+    for best in by_concept.values():
+        for n, score in best.items():
+            if n in anchored:
+                scores[n] = scores.get(n, 0.0) + score
     test_paths = {}
     for n in scores:
         relative = index['order'][bisect.bisect_right(index['starts'], n) - 1]
