@@ -73,6 +73,15 @@ index's files, with another machine's paths (checked: every frame resolves to it
 function). Targets: grep in process at most 2x the plain loop (whole processes are
 printed beside it), trace at most 0.3 s.
 
+Then (k), ``serve`` on the same stdlib index (when the tool has it): the median time of
+``GET /api/search`` for the 5 questions (each asked once first, then --runs times; a
+request from this process to the running server, no process start), 20 concurrent
+clients asking searches, symbols, grep and read for 10 s (errors counted; the server's
+RSS from /proc after the first second and at the end), and the same search median
+with a second index, Go's standard library (GO_SOURCES; without it, a second copy of
+the stdlib), alone and together with the stdlib's. Targets: an API search at most 30
+ms, no error, RSS growth at most 10%, two indexes at most 1.5x the slower alone.
+
 The tool's stdout is discarded; a failing command in (a)-(h) stops the benchmark
 with its stderr tail (exit status 2). Exit status 0 when the benchmark
 completed, whatever the targets say. Progress goes to stderr. Everything lives
@@ -123,6 +132,17 @@ LANGUAGE_OVER_PYTHON_MAX = 1.5  # (i) net s/MB of a language / Python's, --jobs 
 GO_RSS_MAX_MB = 300             # (i) peak RSS of indexing Go, strictly under
 GREP_OVER_PLAIN_MAX = 2.0       # (j) grep / a plain re loop over the same files
 TRACE_SECONDS_MAX = 0.30        # (j) trace of a TRACE_FRAMES-frame traceback, whole process
+
+SERVE_SEARCH_MS_MAX = 30.0      # (k) API search inside the running server
+SERVE_GROWTH_MAX = 0.10         # (k) server RSS growth under load, of its RSS at the start
+TWO_INDEXES_OVER_ONE_MAX = 1.5  # (k) search over two indexes / the slower one alone
+
+# (k) serve: the load the concurrent clients put on the server.
+SERVE_CLIENTS = 20
+SERVE_LOAD_SECONDS = 10.0
+SERVE_LOAD = ('/api/search?q=parse+a+url+query+string', '/api/search?q=%EC%9C%A4%EB%85%84',
+              '/api/symbol?name=urlsplit', '/api/grep?pattern=def+parse_&max_results=50',
+              '/api/read?path=textwrap.py&start=1&end=80', '/api/health')
 
 # (j) grep and trace on the stdlib copy's index.
 GREP_PATTERNS = ('def parse_', 'TODO', r'socket\.')
@@ -1141,6 +1161,9 @@ def main(argv=None):
             if has_index and supports(args.python, args.tool, 'grep', '--index', args.timeout):
                 print(flush=True)
                 measure_tools(args, work, one_root)
+            if has_index and supports(args.python, args.tool, 'serve', '--port', args.timeout):
+                print(flush=True)
+                measure_serve(args, work, one_root)
         if not args.no_polyglot and not has_index:
             progress('(i) polyglot skipped: the tool has no index subcommand')
         elif not args.no_polyglot:
@@ -1242,6 +1265,171 @@ def measure_tools(args, work, root):
     print('\n'.join(render_table(['target', 'measured', 'result'],
                                  [[name, measured, 'PASS' if ok else 'FAIL']
                                   for name, measured, ok in targets], args.markdown, False)),
+          flush=True)
+
+
+class ServeProcess:
+    """A `serve --port 0` child over some indexes; its port once it listens."""
+
+    def __init__(self, args, indexes):
+        self.log = tempfile.TemporaryFile()
+        command = [args.python, str(args.tool), 'serve', '--port', '0']
+        for index in indexes:
+            command += ['--index', str(index)]
+        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.DEVNULL, stderr=self.log)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and self.process.poll() is None:
+            self.log.seek(0)
+            found = re.search(rb'serve: http://[^/]+:(\d+)/', self.log.read())
+            if found:
+                self.port = int(found.group(1))
+                return
+            time.sleep(0.05)
+        self.stop()
+        raise CommandFailed('serve did not start: %s' % ' '.join(command))
+
+    def get(self, target):
+        """(status, body) of one GET."""
+        import http.client
+        connection = http.client.HTTPConnection('127.0.0.1', self.port, timeout=60)
+        try:
+            connection.request('GET', target)
+            response = connection.getresponse()
+            return response.status, response.read()
+        finally:
+            connection.close()
+
+    def rss(self):
+        """The server's resident memory now, in bytes (Linux; 0 elsewhere)."""
+        try:
+            with open('/proc/%d/status' % self.process.pid) as status:
+                for line in status:
+                    if line.startswith('VmRSS:'):
+                        return int(line.split()[1]) * 1024
+        except OSError:
+            pass
+        return 0
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=30)
+        self.log.close()
+
+
+def search_median(server, runs):
+    """Median seconds of GET /api/search over QUESTIONS, each asked once untimed."""
+    import urllib.parse
+    targets = ['/api/search?' + urllib.parse.urlencode({'q': q}) for q in QUESTIONS]
+    for target in targets:
+        server.get(target)
+    times = []
+    for _ in range(runs):
+        for target in targets:
+            started = time.perf_counter()
+            status, body = server.get(target)
+            times.append(time.perf_counter() - started)
+            if status != 200:
+                raise CommandFailed('%s answered %d: %r' % (target, status, body[:200]))
+    return statistics.median(times)
+
+
+def load_server(server):
+    """SERVE_CLIENTS threads asking SERVE_LOAD for SERVE_LOAD_SECONDS; (requests,
+    errors, RSS after the first second, RSS at the end)."""
+    counts, errors, lock = [0], [], threading.Lock()
+    deadline = time.monotonic() + SERVE_LOAD_SECONDS
+
+    def client(number):
+        turn = number
+        while time.monotonic() < deadline:
+            target = SERVE_LOAD[turn % len(SERVE_LOAD)]
+            turn += 1
+            try:
+                status, body = server.get(target)
+                failed = status != 200 and '%s: %d' % (target, status)
+            except OSError as error:
+                failed = '%s: %s' % (target, error)
+            with lock:
+                counts[0] += 1
+                if failed:
+                    errors.append(failed)
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(SERVE_CLIENTS)]
+    for thread in threads:
+        thread.start()
+    time.sleep(1.0)
+    first = server.rss()
+    for thread in threads:
+        thread.join()
+    return counts[0], errors, first, server.rss()
+
+
+def second_corpus(work, root):
+    """(name, folder) of the second index of (k): Go's standard library, or a second
+    copy of the stdlib."""
+    source = find_source(GO_SOURCES)
+    if source is not None:
+        corpus = copy_language_tree(source, work / 'serve-go' / 'go', 'go')
+        return 'Go %s (%d files)' % (source, corpus.files), corpus.root
+    copy = work / 'serve-copy' / 'stdlib2'
+    shutil.copytree(str(root), str(copy))
+    return 'a second copy of the stdlib (no Go source found)', copy
+
+
+def measure_serve(args, work, root):
+    """(k) serve: API search time, 20 clients for 10 s, two indexes against one."""
+    index = work / 'serve-index.json'
+    run([args.python, str(args.tool), 'index', str(root), '--out', str(index)], args.timeout)
+    rows, targets = [], []
+    server = ServeProcess(args, [index])
+    try:
+        alone = search_median(server, args.runs)
+        progress('(k) API search median %.1f ms' % (alone * 1000))
+        requests, errors, first, last = load_server(server)
+        progress('(k) %d requests, %d errors' % (requests, len(errors)))
+    finally:
+        server.stop()
+    growth = (last - first) / first if first else 0.0
+    rows.append(['API search, stdlib, median of %d' % (args.runs * len(QUESTIONS)),
+                 '%.1f ms' % (alone * 1000)])
+    rows.append(['%d clients for %.0f s' % (SERVE_CLIENTS, SERVE_LOAD_SECONDS),
+                 '%d requests, %d errors, RSS %s -> %s'
+                 % (requests, len(errors), fmt_mb(first), fmt_mb(last))])
+    targets.append(('API search <= %.0f ms' % SERVE_SEARCH_MS_MAX, '%.1f ms' % (alone * 1000),
+                    alone * 1000 <= SERVE_SEARCH_MS_MAX))
+    targets.append(('%d clients for %.0f s: no error' % (SERVE_CLIENTS, SERVE_LOAD_SECONDS),
+                    '%d errors in %d requests%s' % (len(errors), requests,
+                                                    ': ' + errors[0] if errors else ''),
+                    not errors))
+    targets.append(('server RSS growth under load <= %.0f%%' % (SERVE_GROWTH_MAX * 100),
+                    '%+.1f%%' % (growth * 100), growth <= SERVE_GROWTH_MAX))
+
+    name, other_root = second_corpus(work, root)
+    other = work / 'serve-other.json'
+    run([args.python, str(args.tool), 'index', str(other_root), '--out', str(other)],
+        args.timeout)
+    medians = {}
+    for label, indexes in (('second', [other]), ('both', [index, other])):
+        server = ServeProcess(args, indexes)
+        try:
+            medians[label] = search_median(server, args.runs)
+        finally:
+            server.stop()
+    slower = max(alone, medians['second'])
+    rows.append(['API search, %s' % name, '%.1f ms' % (medians['second'] * 1000)])
+    rows.append(['API search, both indexes', '%.1f ms (%.2fx the slower alone)'
+                 % (medians['both'] * 1000, medians['both'] / slower)])
+    targets.append(('two indexes <= %.1fx the slower alone' % TWO_INDEXES_OVER_ONE_MAX,
+                    '%.1f / %.1f ms = %.2f' % (medians['both'] * 1000, slower * 1000,
+                                               medians['both'] / slower),
+                    medians['both'] / slower <= TWO_INDEXES_OVER_ONE_MAX))
+    print('\n'.join(render_table(['(k) serve', 'measured'], rows, args.markdown, False)),
+          flush=True)
+    print('\n'.join(render_table(['target', 'measured', 'result'],
+                                 [[target, measured, 'PASS' if ok else 'FAIL']
+                                  for target, measured, ok in targets], args.markdown, False)),
           flush=True)
 
 

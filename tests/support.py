@@ -71,7 +71,9 @@ def dump_dom(url, timeout=60):
             tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         process = subprocess.Popen(
             [CHROMIUM, '--headless', '--no-sandbox', '--disable-gpu', '--no-proxy-server',
-             '--no-first-run', '--disable-dev-shm-usage', f'--user-data-dir={profile}',
+             '--no-first-run', '--disable-dev-shm-usage', '--disable-quic',
+             '--disable-background-networking', '--disable-component-update',
+             '--disable-sync', f'--user-data-dir={profile}',
              '--virtual-time-budget=8000', '--dump-dom', url],
             stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
         try:
