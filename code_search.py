@@ -89,10 +89,14 @@ TEST_FILE_WEIGHT = 0.5      # test code ranks lower unless the question mentions
 GLOSSARY_WEIGHT = 0.8       # an English word reached through the Korean glossary
 SYNONYM_WEIGHT = 0.5        # another word for a question's word (folder -> directory)
 SYNONYM_POSTING_LIMIT = 100000  # a synonym found nearly everywhere is skipped (chars)
-PRIVATE_NAME_WEIGHT = 0.7   # _private definitions rank below public ones
+PRIVATE_NAME_WEIGHT = 0.85  # _private definitions rank below public ones
 EXPORTED_WEIGHT = 1.3       # definitions a module lists in __all__: its public API
 EXACT_NAME_WEIGHT = 2.0     # a definition named exactly as the question spells a name
 RERANK_DEPTH = 300          # how many leading candidates the name weights look at
+PHRASE_WEIGHT = 2.0         # a hit with a string literal that holds, in a row, ...
+PHRASE_MIN_WORDS = 4        # ... this many of the question's words (a pasted message)
+PHRASE_DEPTH = 30           # how many leading candidates are read for their literals
+PLACEHOLDER_WORDS = 4       # words a %s or {name} of a literal may stand for in a message
 TRACE_CONTEXT = 3           # lines shown each side of a trace frame's line (--full: all)
 
 MAX_FILE_SIZE = 2 * 1024 * 1024   # larger files are skipped (--max-file-size): parsing
@@ -3935,6 +3939,12 @@ def korean_meanings(word):
     return meanings
 
 
+def dotted_question(question):
+    """The question with Rust and C++ paths (Vec::push) and Java or Ruby method references
+    (List#add) written as dotted names, as chunks name definitions."""
+    return re.sub(r'(?<=\w)(?:::|#)(?=[A-Za-z_])', '.', question)
+
+
 def query_terms(question):
     """Weighted terms of a question: its own terms, dotted names, Korean glossary words
     and English synonyms.  Returns (weights, anchors, concepts): a hit must share an
@@ -3950,7 +3960,7 @@ def query_terms(question):
     words = WORD.findall(question)
     for word in words:
         add(word, 1.0)
-    for dotted in re.findall(r'[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+', question):
+    for dotted in re.findall(r'[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+', dotted_question(question)):
         weights[dotted.lower()] = 1.0
         concepts.setdefault(dotted.lower(), dotted.lower())
     expansions = []
@@ -4781,18 +4791,29 @@ def named_in_question(question):
     A definition with exactly that name is what the asker wants, above code that merely
     mentions it.  A one-word question counts as a name too.
     """
-    words = re.findall(r'[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*', question)
+    words = re.findall(r'[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*',
+                       dotted_question(question))
     if len(words) == 1 and len(question.split()) == 1:
         return {words[0].lower()}
     return {word.lower() for word in words if IDENTIFIER_LIKE.search(word)}
 
 
-def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None):
-    """Rank chunks for a question with BM25F; only chunks sharing a term are touched."""
+class Statistics(NamedTuple):
+    """What BM25F needs beyond one chunk: how many chunks hold each term, how many chunks
+    there are, and the average length of each field (of one index, or of several)."""
+    counts: dict
+    total: int
+    averages: list
+
+
+def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None, explain=False):
+    """Rank chunks for a question with BM25F; only chunks sharing a term are touched.
+    With explain, each hit says what gave its score (explain_chunk)."""
     terms = query_terms(question)
     matches = term_matches(index, terms, accept_path)
     counts = {term: len(weighted) for term, weighted in matches.items()}
-    return score_matches(index, question, terms, matches, (counts, index['total']), top_k)
+    statistics = Statistics(counts, index['total'], index['averages'])
+    return score_matches(index, question, terms, matches, statistics, top_k, explain)
 
 
 def term_matches(index, terms, accept_path=None, averages=None):
@@ -4846,12 +4867,11 @@ def posting_entry(entry):
     return int(first), int(last or first), int(tf or 1)
 
 
-def score_matches(index, question, terms, matches, statistics, top_k):
-    """The top_k hits of one index from its term matches.  statistics is (how many
-    chunks hold each term, how many chunks there are): the index's own, or those of
-    several indexes searched together, so that their scores compare."""
+def score_matches(index, question, terms, matches, statistics, top_k, explain=False):
+    """The top_k hits of one index from its term matches.  statistics are the index's
+    own, or those of several indexes searched together, so that their scores compare."""
     weights, anchors, concepts = terms
-    counts, total = statistics
+    counts, total = statistics.counts, statistics.total
     by_concept, anchored = {}, set()          # concept: {chunk: its best term's score}
     for term, weighted in matches.items():
         if term in anchors:
@@ -4868,38 +4888,48 @@ def score_matches(index, question, terms, matches, statistics, top_k):
         for n, score in best.items():
             if n in anchored:
                 scores[n] = scores.get(n, 0.0) + score
-    test_paths = {}
+    test_paths, factors = {}, {}             # factors: chunk -> {what: its weight}
     for n in scores:
         relative = index['order'][bisect.bisect_right(index['starts'], n) - 1]
         if relative not in test_paths:
             test_paths[relative] = not wants_tests and bool(TEST_PATH.search(relative))
         if test_paths[relative]:
             scores[n] *= TEST_FILE_WEIGHT
-    return rerank_by_name(index, question, scores, top_k)
+            factors[n] = {'test file': TEST_FILE_WEIGHT}
+    ranked = rerank_by_name(index, question, scores, top_k, factors)
+    if explain:
+        for n, hit in ranked:
+            hit['explain'] = explain_chunk(index, terms, statistics, n, factors.get(n, {}))
+    return [hit for _, hit in ranked]
 
 
 def dotted_names(relative, symbol):
     """The dotted names that reach a definition: its module path and symbol, and each
     tail of that (urllib/parse.py urlsplit: urllib.parse.urlsplit, parse.urlsplit).
     Outside Python the folder alone names it too (net/http/server.go Server.Serve:
-    http.Server.Serve, as Go and Java packages are folders)."""
+    http.Server.Serve, as Go and Java packages are folders), src/ folders are left out
+    and mod.rs, lib.rs and index.ts name their folder (std/src/fs.rs: std.fs.read)."""
     module, dot, suffix = relative.rpartition('.')
     parts = (module if dot and '/' not in suffix else relative).lower().split('/')
-    if parts[-1] == '__init__':
+    python = language_of(relative) == 'python'
+    if parts[-1] in (('__init__',) if python else ('mod', 'lib', 'index')):
         parts.pop()
+    if not python:
+        parts = [part for part in parts if part != 'src'] or parts
     symbols = symbol.split('.')
     names = set()
-    for full in ([parts + symbols] if language_of(relative) == 'python' else
-                 [parts + symbols, parts[:-1] + symbols]):
+    for full in ([parts + symbols] if python else [parts + symbols, parts[:-1] + symbols]):
         names.update('.'.join(full[start:]) for start in range(len(full) - 1))
     return names
 
 
-def rerank_by_name(index, question, scores, top_k):
-    """Apply the exact-name, private-name and exported weights to the leading candidates.
+def rerank_by_name(index, question, scores, top_k, factors):
+    """The top_k (chunk number, hit) after the exact-name, private-name, exported and
+    phrase weights, each noted in factors, have been applied to the leading candidates.
 
     Only the best RERANK_DEPTH candidates are looked at, so a search decodes the chunk
-    names of a few files, not of every file a common word touches.
+    names of a few files, not of every file a common word touches; only the best
+    PHRASE_DEPTH are read for their string literals.
     """
     named = named_in_question(question)
     dotted = {name for name in named if '.' in name}
@@ -4907,15 +4937,112 @@ def rerank_by_name(index, question, scores, top_k):
     entries = {n: chunk_entry(index, n) for n in leading}
     for n, entry in entries.items():
         symbol = entry['symbol'].lower()
+        applied = factors.setdefault(n, {})
         if symbol.rpartition('.')[2] in named or (
                 dotted and dotted_names(entry['path'], symbol) & dotted):
-            scores[n] *= EXACT_NAME_WEIGHT
+            applied['exact name'] = EXACT_NAME_WEIGHT
         if PRIVATE_NAME.search(entry['symbol']):
-            scores[n] *= PRIVATE_NAME_WEIGHT
+            applied['private name'] = PRIVATE_NAME_WEIGHT
         if entry.get('exported'):
-            scores[n] *= EXPORTED_WEIGHT
-    ranked = sorted(leading, key=lambda n: (-scores[n], n))[:top_k]
-    return [dict(entries[n], score=round(scores[n], 4)) for n in ranked]
+            applied['exported'] = EXPORTED_WEIGHT
+        for what in ('exact name', 'private name', 'exported'):
+            scores[n] *= applied.get(what, 1.0)
+            if applied.get(what) == 1.0:                # a weight set to 1 says nothing
+                del applied[what]
+    ranked = sorted(leading, key=lambda n: (-scores[n], n))
+    phrase_depth = PHRASE_DEPTH if len(question_words(question)) >= PHRASE_MIN_WORDS else 0
+    read = [dict(entries[n]) for n in ranked[:phrase_depth]]
+    with_text(index, [hit for hit in read if 'text' not in hit])    # in memory: they have it
+    for n, hit in zip(ranked, read):
+        if phrase_words(question, hit['text']) >= PHRASE_MIN_WORDS:
+            scores[n] *= PHRASE_WEIGHT
+            factors[n]['phrase'] = PHRASE_WEIGHT
+    ranked = sorted(ranked, key=lambda n: (-scores[n], n))[:top_k]
+    return [(n, dict(entries[n], score=round(scores[n], 4))) for n in ranked]
+
+
+def explain_chunk(index, terms, statistics, n, factors):
+    """What gave chunk n its score, as score_matches adds it up: each question term's
+    BM25F score (idf, and the part each field gave), whether it counted (one term per
+    concept does), and the factors the sum was multiplied by."""
+    weights, anchors, concepts = terms
+    place = bisect.bisect_right(index['starts'], n) - 1
+    relative = index['order'][place]
+    fid, local = index['files'][relative]['fid'], n - index['starts'][place]
+    lengths, field_count = file_lengths(index, relative), len(FIELDS)
+    words = []
+    for term in weights:
+        value = find_posting(index['postings'], term) if term in statistics.counts else ''
+        fields = {}
+        for segment in value.split(';') if value else ():
+            segment_fid, field, ids = segment.split(' ')
+            if int(segment_fid) != fid:
+                continue
+            f = int(field)
+            b = FIELD_LENGTH_NORMALISATION[FIELDS[f]]
+            for first, last, tf in map(posting_entry, ids.split(',')):
+                if first <= local <= last:
+                    norm = 1 - b + b * lengths[local * field_count + f] / statistics.averages[f]
+                    fields[FIELDS[f]] = fields.get(FIELDS[f], 0.0) + \
+                        FIELD_WEIGHTS[FIELDS[f]] * tf / norm
+        if not fields:
+            continue
+        tf, count = sum(fields.values()), statistics.counts[term]
+        idf = math.log(1 + (statistics.total - count + 0.5) / (count + 0.5))
+        score = weights[term] * idf * tf * (BM25_K1 + 1) / (BM25_K1 + tf)
+        words.append({'term': term, 'concept': concepts[term], 'weight': weights[term],
+                      'idf': round(idf, 4), 'score': score,
+                      'fields': {field: round(score * part / tf, 4) for field, part in
+                                 sorted(fields.items(), key=lambda item: -item[1])}})
+    best = {}
+    for word in words:
+        if word['score'] > best.get(word['concept'], {'score': 0.0})['score']:
+            best[word['concept']] = word
+    counted = [word for word in words if best[word['concept']] is word]
+    anchored = any(word['term'] in anchors for word in counted)
+    total = sum(word['score'] for word in counted) if anchored else 0.0
+    for word in words:
+        word.update(counted=word in counted, score=round(word['score'], 4))
+    score = total
+    for weight in factors.values():
+        score *= weight
+    return {'score': round(score, 4), 'words_score': round(total, 4),
+            'factors': dict(factors), 'words': words}
+
+
+STRING_LITERALS = re.compile(r'''(?:[rbfuRBFU]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`)\s*\+?\s*)+''')
+PLACEHOLDER = re.compile(r'%(?:\([^)]*\))?[-#0 +]*\d*(?:\.\d+)?[a-zA-Z]|\$?\{[^{}]*\}')
+PHRASE_TOKEN = re.compile(r'\x00|\w+')
+
+
+def question_words(question):
+    """A question's words, lowercased, in order (for phrase matching)."""
+    return [word.lower() for word in re.findall(r'\w+', question)]
+
+
+def phrase_words(question, text):
+    """The most words of one string literal in text (adjacent literals joined) that the
+    question holds in a row; a placeholder (%s, {name}, ${x}) matches any one to
+    PLACEHOLDER_WORDS words.
+    A pasted error message or log line then finds the code that prints it."""
+    asked = question_words(question)
+    wanted = set(asked)
+    best = 0
+    for literal in STRING_LITERALS.findall(text):
+        tokens = [token.lower() for token in PHRASE_TOKEN.findall(PLACEHOLDER.sub('\x00', literal))]
+        if len(wanted.intersection(tokens)) < PHRASE_MIN_WORDS:
+            continue
+        previous = [0] * (len(asked) + 1)           # words matched in a row, ending here
+        for token in tokens:
+            current = [0] * (len(asked) + 1)
+            for j, word in enumerate(asked, 1):
+                if token == '\x00':
+                    current[j] = max(previous[max(0, j - PLACEHOLDER_WORDS):j])
+                elif token == word:
+                    current[j] = previous[j - 1] + 1
+            best = max(best, max(current))
+            previous = current
+    return best
 
 
 def retrieve(question, chunks, top_k=DEFAULT_TOP_K):
@@ -4966,7 +5093,7 @@ def open_repos(specs, load=None):
     return repos
 
 
-def search_repos(repos, question, top_k=DEFAULT_TOP_K, accept=None):
+def search_repos(repos, question, top_k=DEFAULT_TOP_K, accept=None, explain=False):
     """The top_k hits of several indexes for a question, each with its 'repo', scored
     with statistics shared by all of them (one index: exactly search_index).
     accept(repo) gives a path predicate for a repo, or None."""
@@ -4977,9 +5104,10 @@ def search_repos(repos, question, top_k=DEFAULT_TOP_K, accept=None):
     counts = collections.Counter()
     for matches in found:
         counts.update({term: len(weighted) for term, weighted in matches.items()})
-    statistics = (counts, sum(repo.index['total'] for repo in repos))
+    statistics = Statistics(counts, sum(repo.index['total'] for repo in repos), averages)
     hits = [dict(hit, repo=repo.label) for repo, matches in zip(repos, found)
-            for hit in score_matches(repo.index, question, terms, matches, statistics, top_k)]
+            for hit in score_matches(repo.index, question, terms, matches, statistics, top_k,
+                                     explain)]
     return sorted(hits, key=lambda hit: -hit['score'])[:top_k]
 
 
@@ -6092,10 +6220,29 @@ def hit_header(hit, with_repo=False):
 
 
 def format_hits(hits, with_repo=False):
-    """The tutorial's format: '[id] path:start-end symbol' then the source lines."""
+    """The tutorial's format: '[id] path:start-end symbol' then the source lines (with
+    --explain, what gave the score between them)."""
     if not hits:
         return NOT_FOUND_MESSAGE
-    return '\n'.join(hit_header(hit, with_repo) + '\n' + hit['text'] for hit in hits)
+    return '\n'.join(hit_header(hit, with_repo) + '\n' + format_explain(hit.get('explain')) +
+                     hit['text'] for hit in hits)
+
+
+def format_explain(explained):
+    """search --explain: the score as words times factors, then one line per question
+    term with its score, idf and the part each field gave; '' without an explanation."""
+    if not explained:
+        return ''
+    factors = ''.join(f' x {weight:g} ({what})' for what, weight in explained['factors'].items())
+    lines = [f"  score {explained['score']:.4f} = {explained['words_score']:.4f} (words){factors}"]
+    for word in explained['words']:
+        name = word['term'] if word['concept'] == word['term'] else \
+            f"{word['term']} ({word['concept']})"
+        parts = '  '.join(f'{field} {part:.4f}' for field, part in word['fields'].items())
+        counted = '' if word['counted'] else '  [not counted: its concept has a better term]'
+        lines.append(f"    {name:<20} {word['score']:.4f}  idf {word['idf']:.2f}"
+                     f"  weight {word['weight']:g}  {parts}{counted}")
+    return '\n'.join(lines) + '\n'
 
 
 def marked_text(chunk, line):
@@ -6112,7 +6259,10 @@ HIT_KEYS = ('id', 'repo', 'path', 'symbol', 'kind', 'language', 'start', 'end', 
 
 
 def hit_json(hit):
-    return {key: hit.get(key) for key in HIT_KEYS}
+    document = {key: hit.get(key) for key in HIT_KEYS}
+    if 'explain' in hit:
+        document['explain'] = hit['explain']
+    return document
 
 
 def trace_frame_json(frame):
@@ -6364,6 +6514,8 @@ MCP_TOOLS = {
                         'matching this glob, as --path takes it; comma-separated globs'},
         'language': {'type': 'string', 'description': 'only files in this language '
                      '(python, java, go, ...); comma-separated for several'},
+        'explain': {'type': 'boolean', 'description': 'also say what each question word '
+                    'and field gave each hit (default false)'},
         **BUDGET}, ['query']),
     'find_symbol': ('Definitions by name: exact, dotted suffix, then case-insensitive.', {
         'name': {'type': 'string', 'minLength': 1}, **BUDGET}, ['name']),
@@ -6458,7 +6610,8 @@ def hits_as_text(results, truncated, with_repo=False):
         return 'no results'
     text = '\n\n'.join(f"[{r['id']}] {r['repo'] + ':' if with_repo else ''}{r['path']}:"
                        f"{r['start']}-{r['end']} {r['symbol']}"
-                       f"{'  [stale]' if r['stale'] else ''}\n{r['text']}" for r in results)
+                       f"{'  [stale]' if r['stale'] else ''}\n"
+                       f"{format_explain(r.get('explain'))}{r['text']}" for r in results)
     return text + ('\n\n[output truncated to max_chars]' if truncated else '')
 
 
@@ -6477,7 +6630,8 @@ def mcp_call(repos, name, arguments):
         languages = [known_language(name) for name in split_globs([arguments.get('language', '')])]
         hits = texts_of(repos, search_repos(
             repos, arguments['query'], arguments.get('top_k', 5),
-            lambda repo: file_filter(repo.index['files'], globs, languages)))
+            lambda repo: file_filter(repo.index['files'], globs, languages),
+            bool(arguments.get('explain'))))
     elif name == 'find_symbol':
         hits = texts_of(repos, symbol_in_repos(repos, arguments['name']))
     elif name == 'locate':
@@ -6796,7 +6950,8 @@ def api_search(repos, params, body):
     languages = [known_language(name) for name in params.get('lang', []) if name]
     hits = texts_of(repos, search_repos(
         repos, question, api_value(params, 'top_k', 'number', 10, 1, 100),
-        lambda repo: file_filter(repo.index['files'], globs, languages)))
+        lambda repo: file_filter(repo.index['files'], globs, languages),
+        api_value(params, 'explain', 'flag', False)))
     return {'query': question, 'results': [hit_json(hit) for hit in hits]}
 
 
@@ -7051,6 +7206,8 @@ def build_parser():
                         help="only files under or matching GLOB; '!GLOB' excludes; repeatable")
     search.add_argument('--lang', action='append', default=[], metavar='LANG', type=language_name,
                         help='only files in LANG (python, java, markdown, ...); repeatable')
+    search.add_argument('--explain', action='store_true',
+                        help='show what each question word and field gave each hit')
     symbol = command('symbol', 'find definitions by name')
     symbol.add_argument('name')
     at = command('at', 'the function around PATH:LINE')
@@ -7237,7 +7394,7 @@ def run_search(args):
     with damaged_repos_guard(args):
         hits = texts_of(repos, search_repos(
             repos, args.question, args.top_k,
-            lambda repo: file_filter(repo.index['files'], args.path, args.lang)))
+            lambda repo: file_filter(repo.index['files'], args.path, args.lang), args.explain))
     print_hits(args.question, hits, args.json, len(repos) > 1)
     return 0
 

@@ -1,0 +1,148 @@
+"""code_search.py ranking on small real repositories: pasted messages find the code that
+prints them, tests stay below the code they test, private implementations are found,
+and --explain (CLI, MCP, HTTP API) adds up to each hit's score.  Standard library only."""
+import json
+import math
+
+from tests.support import CODE_TOOL, TempDirCase, run_cli, write
+
+import code_search
+
+MESSAGE = 'could not parse the header line %r: expected a colon after %s'
+
+
+def cli(*args, **kwargs):
+    return run_cli(CODE_TOOL, *args, **kwargs)
+
+
+class RankingCase(TempDirCase):
+    """A small HTTP package: a header parser that raises a message, a helper whose
+    docstring says many of the same words, a private redirect loop, its test."""
+
+    def setUp(self):
+        super().setUp()
+        self.root = self.tmp / 'web'
+        write(self.root / 'web' / 'headers.py', (
+            'def parse_header_line(line):\n'
+            '    name, colon, value = line.partition(":")\n'
+            '    if not colon:\n'
+            f'        raise ValueError("{MESSAGE}" % (line, name))\n'
+            '    return name.strip(), value.strip()\n'
+            '\n\n'
+            'def header_lines(text):\n'
+            '    """Parse header lines: each header line has a name, a colon and a value;\n'
+            '    the line could not be parsed when the header has no colon."""\n'
+            '    return [line for line in text.splitlines() if line]\n'))
+        write(self.root / 'web' / 'sessions.py', (
+            'class Session:\n'
+            '    def send(self, request):\n'
+            '        """Send a request."""\n'
+            '        return self._resolve_redirects(request)\n'
+            '\n'
+            '    def _resolve_redirects(self, response):\n'
+            '        """Follow the redirects of a response until a final one."""\n'
+            '        while response.is_redirect:\n'
+            '            response = response.follow()\n'
+            '        return response\n'))
+        write(self.root / 'tests' / 'test_sessions.py', (
+            'def test_redirects_are_followed():\n'
+            '    """Redirects are followed until the final response."""\n'
+            '    session = Session()\n'
+            '    assert session.follow_redirects(response).status == 200  # follow redirects\n'))
+        self.index = self.tmp / 'web.json'
+        result = cli('index', self.root, '--out', self.index)
+        self.assertEqual(result.returncode, 0, result.stderr)
+
+    def search(self, question, *options):
+        result = cli('search', question, '--index', self.index, '--top-k', '5', '--json',
+                     *options)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        return json.loads(result.stdout)['results']
+
+
+class RankingTests(RankingCase):
+    def test_a_pasted_message_finds_the_code_that_raises_it(self):
+        pasted = ("ValueError: could not parse the header line 'Host example.org': "
+                  "expected a colon after Host example.org")
+        hits = self.search(pasted, '--explain')
+        self.assertEqual(hits[0]['symbol'], 'parse_header_line')
+        self.assertIn('phrase', hits[0]['explain']['factors'])
+        self.assertNotIn('phrase', hits[1]['explain']['factors'])
+        self.assertEqual(code_search.phrase_words(pasted, f'"{MESSAGE}"'), 10)
+        self.assertEqual(code_search.phrase_words('expected after a colon the header',
+                                                  f'"{MESSAGE}"'), 2)
+        self.assertEqual(code_search.phrase_words('colon expected after', f'"{MESSAGE}"'), 0)
+
+    def test_tests_rank_below_a_private_implementation(self):
+        hits = self.search('where are redirects followed')
+        self.assertEqual(hits[0]['symbol'], 'Session._resolve_redirects')
+        self.assertEqual(hits[1]['path'], 'tests/test_sessions.py')
+        asked = self.search('test that redirects are followed')
+        self.assertEqual(asked[0]['symbol'], 'test_redirects_are_followed')
+
+
+class ExplainTests(RankingCase):
+    def assert_adds_up(self, hit):
+        explained = hit['explain']
+        counted = [word for word in explained['words'] if word['counted']]
+        self.assertTrue(counted)
+        self.assertAlmostEqual(sum(word['score'] for word in counted),
+                               explained['words_score'], places=3)
+        self.assertAlmostEqual(explained['words_score'] * math.prod(
+            explained['factors'].values()), hit['score'], places=3)
+        self.assertAlmostEqual(explained['score'], hit['score'], places=3)
+        for word in counted:
+            self.assertAlmostEqual(sum(word['fields'].values()), word['score'], places=3)
+            self.assertTrue(set(word['fields']) <= set(code_search.FIELDS))
+
+    def test_json_explains_every_hit_and_adds_up(self):
+        plain = self.search('where are redirects followed')
+        hits = self.search('where are redirects followed', '--explain')
+        self.assertEqual([hit['score'] for hit in hits], [hit['score'] for hit in plain])
+        self.assertNotIn('explain', plain[0])
+        for hit in hits:
+            self.assert_adds_up(hit)
+        test_hit = next(hit for hit in hits if hit['path'].startswith('tests/'))
+        self.assertEqual(test_hit['explain']['factors'],
+                         {'test file': code_search.TEST_FILE_WEIGHT})
+        words = {word['term']: word for word in hits[0]['explain']['words']}
+        self.assertIn('redirect', words)
+        self.assertIn('name', words['redirect']['fields'])
+        exact = self.search('parse_header_line', '--explain')[0]
+        self.assertEqual(exact['explain']['factors']['exact name'],
+                         code_search.EXACT_NAME_WEIGHT)
+        korean = self.search('리다이렉트 따라가기', '--explain')[0]
+        self.assert_adds_up(korean)
+        self.assertIn(('redirect', '리다이렉트'), {(word['term'], word['concept'])
+                                              for word in korean['explain']['words']})
+
+    def test_text_output_shows_the_sum_then_the_code(self):
+        result = cli('search', 'where are redirects followed', '--index', self.index,
+                     '--explain')
+        self.assertEqual(result.returncode, 0, result.stderr)
+        lines = result.stdout.splitlines()
+        self.assertRegex(lines[0], r'^\[code-\d+\] web/sessions.py:6-10 Session._resolve_redirects$')
+        explained = self.search('where are redirects followed', '--explain')[0]['explain']
+        self.assertEqual(lines[1], '  score %.4f = %.4f (words) x %g (private name)' % (
+            explained['score'], explained['words_score'], code_search.PRIVATE_NAME_WEIGHT))
+        self.assertRegex(lines[2], r'^    redirect\s+\d+\.\d{4}  idf \d+\.\d\d  weight 1  name ')
+        self.assertIn('    def _resolve_redirects(self, response):', lines)
+        plain = cli('search', 'where are redirects followed', '--index', self.index)
+        self.assertEqual(plain.stdout.splitlines()[1], '    def _resolve_redirects(self, response):')
+
+    def test_mcp_and_the_http_api_take_explain(self):
+        repos = code_search.open_repos([str(self.index)])
+        text, structured = code_search.mcp_call(
+            repos, 'search_code', {'query': 'where are redirects followed', 'explain': True})
+        self.assertIn('(words)', text)
+        self.assert_adds_up(structured['results'][0])
+        _, plain = code_search.mcp_call(repos, 'search_code',
+                                        {'query': 'where are redirects followed'})
+        self.assertNotIn('explain', plain['results'][0])
+        status, kind, body = code_search.api_answer(
+            lambda: repos, 'GET', '/api/search?q=redirects+followed&explain=1', b'')
+        self.assertEqual(status, 200)
+        self.assert_adds_up(json.loads(body)['results'][0])
+        status, kind, body = code_search.api_answer(
+            lambda: repos, 'GET', '/api/search?q=redirects+followed', b'')
+        self.assertNotIn('explain', json.loads(body)['results'][0])
