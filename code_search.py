@@ -4176,10 +4176,10 @@ def run_jobs(work, jobs, workers, report):
     report(done, total) counts the items of the jobs done.  Where no worker process can
     be had, or one dies, this process does the rest.  A process with other threads (a
     server, a test) forks none: a child may inherit a lock one of them held, and hang."""
-    import threading
+    threads = sys.modules.get('threading')      # threads are started through it
     total, done, finished = sum(map(len, jobs)), 0, 0
     workers = min(workers or os.cpu_count() or 1, len(jobs))
-    if workers > 1 and threading.active_count() == 1:
+    if workers > 1 and (threads is None or threads.active_count() == 1):
         import concurrent.futures   # only a big index needs it: searches start faster
         import pickle
         try:
