@@ -90,8 +90,9 @@ API_BODY_LIMIT = 1 << 20    # bytes of a POST body
 
 SKIP_DIRS = {'.git', '.hg', '.svn', '__pycache__', 'node_modules', '.tox',
              '.mypy_cache', '.pytest_cache'}
-STOP_WORDS = frozenset('a an and are as at be by for from in into is it of on or that '
-                       'the this to with'.split())
+STOP_WORDS = frozenset(          # words that say nothing of the answer, questions' too
+    'a an and are as at be by for from in into is it of on or that the this to with '
+    'how do does did i me my what which can could should would we you your there'.split())
 KOREAN_PARTICLES = frozenset(
     '은 는 이 가 을 를 의 에 도 만 와 과 로 랑 께 '
     '으로 에서 에게 한테 까지 부터 처럼 보다 마다 조차 이나 이랑 에는 에도 와는 과는 로는 께서 '
@@ -738,10 +739,12 @@ def run_jobs(work, jobs, workers, report):
     """work(job) for each job, yielded in order as each is done (so its result can be
     merged and dropped), in worker processes when there are several jobs and cores;
     report(done, total) counts the items of the jobs done.  Where no worker process can
-    be had, or one dies, this process does the rest."""
+    be had, or one dies, this process does the rest.  A process with other threads (a
+    server, a test) forks none: a child may inherit a lock one of them held, and hang."""
+    threads = sys.modules.get('threading')      # threads are started through it
     total, done, finished = sum(map(len, jobs)), 0, 0
     workers = min(workers or os.cpu_count() or 1, len(jobs))
-    if workers > 1:
+    if workers > 1 and (threads is None or threads.active_count() == 1):
         import concurrent.futures   # only a big index needs it: searches start faster
         import pickle
         try:
