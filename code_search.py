@@ -4869,6 +4869,11 @@ def posting_entry(entry):
     return int(first), int(last or first), int(tf or 1)
 
 
+def term_idf(count, total):
+    """BM25's idf of a term that count of the total chunks hold."""
+    return math.log(1 + (total - count + 0.5) / (count + 0.5))
+
+
 def score_matches(index, question, terms, matches, statistics, top_k, explain=False):
     """The top_k hits of one index from its term matches.  statistics are the index's
     own, or those of several indexes searched together, so that their scores compare."""
@@ -4878,7 +4883,7 @@ def score_matches(index, question, terms, matches, statistics, top_k, explain=Fa
     for term, weighted in matches.items():
         if term in anchors:
             anchored.update(weighted)
-        idf = math.log(1 + (total - counts[term] + 0.5) / (counts[term] + 0.5))
+        idf = term_idf(counts[term], total)
         best = by_concept.setdefault(concepts[term], {})
         for n, tf in weighted.items():
             score = weights[term] * idf * tf * (BM25_K1 + 1) / (BM25_K1 + tf)
@@ -4939,18 +4944,16 @@ def rerank_by_name(index, question, scores, top_k, factors):
     entries = {n: chunk_entry(index, n) for n in leading}
     for n, entry in entries.items():
         symbol = entry['symbol'].lower()
+        exact = symbol.rpartition('.')[2] in named or bool(
+            dotted and dotted_names(entry['path'], symbol) & dotted)
         applied = factors.setdefault(n, {})
-        if symbol.rpartition('.')[2] in named or (
-                dotted and dotted_names(entry['path'], symbol) & dotted):
-            applied['exact name'] = EXACT_NAME_WEIGHT
-        if PRIVATE_NAME.search(entry['symbol']):
-            applied['private name'] = PRIVATE_NAME_WEIGHT
-        if entry.get('exported'):
-            applied['exported'] = EXPORTED_WEIGHT
-        for what in ('exact name', 'private name', 'exported'):
-            scores[n] *= applied.get(what, 1.0)
-            if applied.get(what) == 1.0:                # a weight set to 1 says nothing
-                del applied[what]
+        for what, weight, holds in (('exact name', EXACT_NAME_WEIGHT, exact),
+                                    ('private name', PRIVATE_NAME_WEIGHT,
+                                     bool(PRIVATE_NAME.search(entry['symbol']))),
+                                    ('exported', EXPORTED_WEIGHT, bool(entry.get('exported')))):
+            if holds and weight != 1.0:                 # a weight set to 1 says nothing
+                applied[what] = weight
+                scores[n] *= weight
     ranked = sorted(leading, key=lambda n: (-scores[n], n))
     phrase_depth = PHRASE_DEPTH if len(question_words(question)) >= PHRASE_MIN_WORDS else 0
     read = [dict(entries[n]) for n in ranked[:phrase_depth]]
@@ -4989,8 +4992,8 @@ def explain_chunk(index, terms, statistics, n, factors):
                         FIELD_WEIGHTS[FIELDS[f]] * tf / norm
         if not fields:
             continue
-        tf, count = sum(fields.values()), statistics.counts[term]
-        idf = math.log(1 + (statistics.total - count + 0.5) / (count + 0.5))
+        tf = sum(fields.values())
+        idf = term_idf(statistics.counts[term], statistics.total)
         score = weights[term] * idf * tf * (BM25_K1 + 1) / (BM25_K1 + tf)
         words.append({'term': term, 'concept': concepts[term], 'weight': weights[term],
                       'idf': round(idf, 4), 'score': score,
