@@ -1,20 +1,25 @@
 #!/usr/bin/env python3
-"""Find the Python function that answers a question, with its file, lines and revision.
+"""Find the definition that answers a question, with its file, lines and revision.
 
     code_search.py ROOT QUESTION [--top-k 2] [--json]      one shot: nothing written
     code_search.py index ROOT [--out code_index.json]      write or update the index
     code_search.py search QUESTION [--index code_index.json] [--top-k 2] [--path GLOB]...
-                          [--json]
-    code_search.py symbol NAME | at PATH:LINE | trace [FILE|-]    exact look-ups
+                          [--lang LANG]... [--explain] [--json]
+    code_search.py symbol NAME | at PATH:LINE | trace [FILE|-] | outline PATH
+    code_search.py grep PATTERN | read PATH[:START-END] | ls [PATH]
+    code_search.py repos FILE [--update]                   several repositories at once
+    code_search.py serve [--port 8765]                     a local page and JSON API
     code_search.py mcp [--index FILE | ROOT]               MCP server on stdin/stdout
 
-code_search.py reads Python files with the standard library's ast (it never imports or
-runs them), cuts them into one chunk per function, method, method-less class and
-module constant, and ranks the chunks with a field-weighted BM25 scorer.  `index`
-re-reads only files whose size, mtime or SHA-256 changed, honours .gitignore, follows
-no symbolic links and reports each file it leaves out on stderr as `path:line: reason`.
-A hit whose file changed since indexing is marked stale.  A folder literally named like
-a subcommand is reached as ./index (or ./search ...).
+code_search.py reads Python with the standard library's ast, and JavaScript,
+TypeScript, Java, Kotlin, Go and Rust with small lexers of its own (it never imports or
+runs what it indexes); it cuts them into one chunk per function, method, type and
+module constant, other text files into line windows, and ranks the chunks with a
+field-weighted BM25 scorer.  `index` re-reads only files whose size, mtime or SHA-256
+changed, honours .gitignore, follows no symbolic links and reports each file it leaves
+out on stderr as `path:line: reason`.  A hit whose file changed since indexing is
+marked stale.  A folder literally named like a subcommand is reached as ./index (or
+./search ...).
 
 Exit status: 0 the command did its job (also: no hits, or an index written with some
 files skipped); 1 the index could not be written; 2 misuse or an unusable index;
@@ -58,7 +63,8 @@ except ImportError:      # Windows: fall back to an exclusive lock file
     fcntl = None
 
 # --- Settings: weights, limits and versions -------------------------------------------
-# Change a weight here and the next search uses it; no re-index needed.
+# Change a weight here and the next search uses it; no re-index needed.  The limits,
+# error classes and IndexOptions below are notes_search's too, with the same names.
 
 TOOL = 'code_search'
 __version__ = '1.1.0'
@@ -153,7 +159,7 @@ def program_name():
     """The name this program was started as: this file's name, or a console script's."""
     name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ''
     this_file = sys.modules.get('__main__') is sys.modules.get(__name__)
-    return name if this_file or TOOL.split('_')[0] + '-search' in name else 'code_search.py'
+    return name if this_file or TOOL.split('_')[0] + '-search' in name else f'{TOOL}.py'
 
 
 # --- Reading files: walking the root, and what is skipped ------------------------------
@@ -4131,6 +4137,7 @@ def make_record(rows, lengths, fid, **details):
                 lengths=' '.join(str(n) for row in lengths for n in row))
 
 
+# Job, run_jobs, worker_setup, update_index and unchanged have notes_search's shape.
 class Job(NamedTuple):
     """One file to read and index, with the file id its postings will carry."""
     relative: str
@@ -4343,7 +4350,8 @@ def scan_tree(root, options=IndexOptions(), strict=False):
 
 
 def build_index(root):
-    """The tutorial's API: every chunk under root; raises SyntaxError for a broken file."""
+    """The tutorial's API: every chunk under root; raises SyntaxError for a broken file.
+    (notes_search's build_index differs on purpose: each keeps its own tutorial's.)"""
     return scan_tree(root, strict=True)[0]
 
 
@@ -4554,7 +4562,7 @@ def load_index(path, deep=True):
             data = handle.read()
     except FileNotFoundError:
         raise IndexProblem(f'index file not found: {path} (run: {program_name()} index '
-                           f'FOLDER --out {path})') from None
+                           f'ROOT --out {path})') from None
     except IsADirectoryError:
         raise IndexProblem(f'index path is a directory: {path}') from None
     except OSError as error:
@@ -4869,9 +4877,9 @@ def posting_entry(entry):
     return int(first), int(last or first), int(tf or 1)
 
 
-def term_idf(count, total):
-    """BM25's idf of a term that count of the total chunks hold."""
-    return math.log(1 + (total - count + 0.5) / (count + 0.5))
+def idf_of(matches, total):
+    """BM25's inverse document frequency of a term found in matches of total texts."""
+    return math.log(1 + (total - matches + 0.5) / (matches + 0.5))
 
 
 def score_matches(index, question, terms, matches, statistics, top_k, explain=False):
@@ -4883,7 +4891,7 @@ def score_matches(index, question, terms, matches, statistics, top_k, explain=Fa
     for term, weighted in matches.items():
         if term in anchors:
             anchored.update(weighted)
-        idf = term_idf(counts[term], total)
+        idf = idf_of(counts[term], total)
         best = by_concept.setdefault(concepts[term], {})
         for n, tf in weighted.items():
             score = weights[term] * idf * tf * (BM25_K1 + 1) / (BM25_K1 + tf)
@@ -4993,7 +5001,7 @@ def explain_chunk(index, terms, statistics, n, factors):
         if not fields:
             continue
         tf = sum(fields.values())
-        idf = term_idf(statistics.counts[term], statistics.total)
+        idf = idf_of(statistics.counts[term], statistics.total)
         score = weights[term] * idf * tf * (BM25_K1 + 1) / (BM25_K1 + tf)
         words.append({'term': term, 'concept': concepts[term], 'weight': weights[term],
                       'idf': round(idf, 4), 'score': score,
@@ -6214,6 +6222,7 @@ def left_out_under(files, folder):
 
 
 # --- Output: the tutorial's lines for people, one JSON object for machines -------------
+# emit_json, report_skipped, warn and progress_line are the same in notes_search.
 
 def hit_header(hit, with_repo=False):
     """'[id] path:start-end symbol' ('repo:path' when several repos are searched)."""
@@ -6872,7 +6881,7 @@ def write_message(stdout, message):
 # one page (PAGE_HTML, at the end of the file) that uses them.  It binds to 127.0.0.1
 # unless told otherwise, refuses Host headers of other names there (DNS rebinding), caps
 # query strings and bodies, gives slow clients SERVE_CLIENT_TIMEOUT seconds, and reads
-# an index again when it is replaced on disk.
+# an index again when it is replaced on disk.  The server's parts are notes_search's.
 
 class ApiError(Exception):
     """A request the API refuses: its HTTP status and a one-line reason."""
@@ -7129,6 +7138,7 @@ def locked(load):
 
 
 # --- Command line ------------------------------------------------------------------------
+# The parser, argument checks, signals and main() have notes_search's shape.
 
 SUBCOMMANDS = ('index', 'search', 'symbol', 'at', 'trace', 'outline', 'grep', 'read', 'ls',
                'repos', 'mcp', 'serve')
@@ -7148,6 +7158,16 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         if action.default in (None, False, [], argparse.SUPPRESS):
             return action.help
         return super()._get_help_string(action)
+
+
+def command_text(text):
+    """A command-line argument as valid text: bytes that are not UTF-8 become U+FFFD,
+    so that what is printed back (and --json) stays valid UTF-8."""
+    try:
+        data = text.encode('utf-8', 'surrogateescape')
+    except UnicodeEncodeError:                  # a lone surrogate given through main()
+        data = text.encode('utf-8', 'surrogatepass')
+    return data.decode('utf-8', 'replace')
 
 
 def positive_int(text):
@@ -7204,7 +7224,7 @@ def build_parser():
     index.add_argument('--max-file-size', type=positive_int, default=MAX_FILE_SIZE,
                        metavar='BYTES', help='skip larger files')
     search = command('search', 'answer a question from the index')
-    search.add_argument('question')
+    search.add_argument('question', type=command_text)
     search.add_argument('--top-k', type=positive_int, default=DEFAULT_TOP_K, metavar='N',
                         help='number of results')
     search.add_argument('--path', action='append', default=[], metavar='GLOB',
@@ -7214,7 +7234,7 @@ def build_parser():
     search.add_argument('--explain', action='store_true',
                         help='show what each question word and field gave each hit')
     symbol = command('symbol', 'find definitions by name')
-    symbol.add_argument('name')
+    symbol.add_argument('name', type=command_text)
     at = command('at', 'the function around PATH:LINE')
     at.add_argument('location', metavar='PATH:LINE')
     trace = command('trace', 'explain a stack trace (Python, Java, Kotlin, Go, Node.js, Rust, .NET)')
@@ -7228,7 +7248,8 @@ def build_parser():
         sub.add_argument('--repos', metavar='FILE', help=REPOS_HELP)
         sub.add_argument('--json', action='store_true', help='print one JSON object')
     grep = command('grep', 'search the files for a regular expression, as ripgrep does')
-    grep.add_argument('pattern', help="a Python regular expression (-F: a literal string)")
+    grep.add_argument('pattern', type=command_text,
+                      help="a Python regular expression (-F: a literal string)")
     grep.add_argument('root', nargs='?', help='search the files under this folder, not an index')
     grep.add_argument('-F', '--fixed-strings', action='store_true', help='PATTERN is literal')
     grep.add_argument('-i', '--ignore-case', action='store_true', help='ignore case')
@@ -7296,7 +7317,7 @@ def one_shot_parser():
                             usage=f'{prog} ROOT QUESTION [--top-k N] [--json]\n'
                                   f'       {prog} [--version] COMMAND ...')
     parser.add_argument('root')
-    parser.add_argument('question')
+    parser.add_argument('question', type=command_text)
     parser.add_argument('--top-k', type=positive_int, default=DEFAULT_TOP_K)
     parser.add_argument('--json', action='store_true')
     return parser

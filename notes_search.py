@@ -5,6 +5,7 @@
     notes_search.py search QUESTION [--index index.json] [--tag TAG]... [--path GLOB]...
                            [--top-k 3] [--json]
     notes_search.py tags [--index index.json] [--json]
+    notes_search.py serve [--index index.json] [--port 8766]   a local page and JSON API
 
 A note is cut into chunks at blank lines and headings (ATX `#` and setext; never inside
 ``` or ~~~ fences).  Each chunk keeps its heading path.  Tags come from YAML front
@@ -55,7 +56,8 @@ except ImportError:      # Windows: fall back to an exclusive lock file
     fcntl = None
 
 # --- Settings: weights, limits and versions -------------------------------------------
-# Change a weight here and the next search uses it; no re-index needed.
+# Change a weight here and the next search uses it; no re-index needed.  The limits,
+# error classes and IndexOptions below are code_search's too, with the same names.
 
 TOOL = 'notes_search'
 __version__ = '1.1.0'
@@ -74,7 +76,7 @@ MAX_HITS_PER_NOTE = 2       # hits shown from one note while other notes match (
 NOTE_SUFFIX = '.md'
 MAX_FILE_SIZE = 10 * 1024 * 1024   # larger notes are skipped (--max-file-size)
 NOTES_PER_JOB = 500         # notes a worker process reads and posts at a time
-POSTING_BUCKETS = 1024      # postings live in this many strings (see Index storage)
+POSTING_BUCKETS = 1024      # postings live in this many strings (see Index records)
 TEXT_BUCKETS = 256          # stored note texts live in this many compressed strings
 TEXT_COMPRESSION = 1        # zlib level: fast, and a hit decompresses little
 LOCK_TIMEOUT_SECONDS = 60.0
@@ -129,9 +131,9 @@ class NoteSyntaxError(ValueError):
 class IndexOptions(NamedTuple):
     """What `index` reads and how: the command line's choices."""
     hidden: bool = False
+    strict: bool = False        # the tutorial's API: raise instead of skipping a note
     max_file_size: int = MAX_FILE_SIZE
     exclude: tuple = ()         # absolute paths never indexed (the index file itself)
-    strict: bool = False        # the tutorial's API: raise instead of skipping a note
     jobs: int = 0               # worker processes (0: one per core)
 
 
@@ -139,7 +141,7 @@ def program_name():
     """The name this program was started as: this file's name, or a console script's."""
     name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ''
     this_file = sys.modules.get('__main__') is sys.modules.get(__name__)
-    return name if this_file or TOOL.split('_')[0] + '-search' in name else 'notes_search.py'
+    return name if this_file or TOOL.split('_')[0] + '-search' in name else f'{TOOL}.py'
 
 
 # --- Reading files: walking the root, and what is skipped ------------------------------
@@ -251,14 +253,15 @@ def read_file(path, limit):
                            f'({info.st_size} > {limit} bytes)')
         parts, size = [], 0
         while True:
-            part = os.read(fd, max(info.st_size + 1 - size, 1 << 16))
-            if not part:
-                break
+            asked = max(info.st_size + 1 - size, 1 << 16)
+            part = os.read(fd, asked)
             size += len(part)
             if size > limit:
                 raise SkipFile(f'skipped: larger than --max-file-size '
                                f'(more than {limit} bytes)')
             parts.append(part)
+            if len(part) < asked:        # a regular file reads short only at its end
+                break
         return b''.join(parts), info
     except OSError as error:
         raise SkipFile(f'skipped: cannot read: {error.strerror}') from None
@@ -689,6 +692,7 @@ def stored_texts(index, paths):
     return found
 
 
+# Job, run_jobs, worker_setup, update_index and unchanged have code_search's shape.
 class Job(NamedTuple):
     """One file to read and index, with the file id its postings will carry."""
     relative: str
@@ -1224,7 +1228,8 @@ def collector_paused():
 
 def build_index(root, destination, max_file_size=MAX_FILE_SIZE):
     """The tutorial's API: index root into destination; returns (changed, removed).
-    A note that cannot be decoded or parsed raises UnicodeDecodeError or ValueError."""
+    A note that cannot be decoded or parsed raises UnicodeDecodeError or ValueError.
+    (code_search's build_index differs on purpose: each keeps its own tutorial's.)"""
     stats = index_folder(root, os.fspath(destination),
                          IndexOptions(max_file_size=max_file_size, strict=True))
     return stats['updated'], stats['removed']
@@ -1488,6 +1493,7 @@ def mark_stale(search_index, hits):
 
 
 # --- Output: the tutorial's lines for people, one JSON object for machines -------------
+# emit_json, report_skipped, warn and progress_line are the same in code_search.
 
 RESULT_FIELDS = ('id', 'path', 'heading', 'heading_path', 'start', 'end', 'tags', 'score',
                  'stale', 'text')
@@ -1507,19 +1513,29 @@ def emit_json(document):
 def print_hits(question, hits, as_json):
     """Hits as the tutorial prints them, or as one JSON object."""
     if as_json:
-        emit_json({'query': question, 'results': [{field: hit.get(field) for field in
-                                                   RESULT_FIELDS} for hit in hits]})
+        emit_json(hits_json(question, hits))
     else:
         print('\n'.join(map(format_hit, hits)) if hits else NOT_FOUND_MESSAGE)
+
+
+def hits_json(question, hits):
+    """The one JSON shape of hits: --json prints it and the HTTP API answers it."""
+    return {'query': question, 'results': [{field: hit.get(field) for field in RESULT_FIELDS}
+                                           for hit in hits]}
 
 
 def print_tags(counts, as_json):
     """Tags with their note counts, like `uniq -c`, or as JSON."""
     if as_json:
-        emit_json({'tags': [{'tag': tag, 'notes': count} for tag, count in counts]})
+        emit_json(tags_json(counts))
     else:
         for tag, count in counts:
             print(f'{count:7d} {tag}')
+
+
+def tags_json(counts):
+    """The one JSON shape of tag counts, for --json and the HTTP API."""
+    return {'tags': [{'tag': tag, 'notes': count} for tag, count in counts]}
 
 
 def report_skipped(skipped):
@@ -1561,7 +1577,7 @@ def progress_line():
 # (PAGE_HTML, at the end of the file) that uses them.  It binds to 127.0.0.1 unless told
 # otherwise, refuses Host headers of other names there (DNS rebinding), caps query
 # strings and bodies, gives slow clients SERVE_CLIENT_TIMEOUT seconds, and reads the
-# index again when it is replaced on disk.
+# index again when it is replaced on disk.  The server's parts are code_search's.
 
 class ApiError(Exception):
     """A request the API refuses: its HTTP status and a one-line reason."""
@@ -1632,12 +1648,11 @@ def api_search(search_index, params, body):
                                          [tag for tag in params.get('tag', []) if tag],
                                          params.get('path', []),
                                          api_value(params, 'top_k', 'number', 10, 1, 100)))
-    return {'query': question, 'results': [{field: hit.get(field) for field in RESULT_FIELDS}
-                                           for hit in hits]}
+    return hits_json(question, hits)
 
 
 def api_tags(search_index, params, body):
-    return {'tags': [{'tag': tag, 'notes': count} for tag, count in tag_counts(search_index)]}
+    return tags_json(tag_counts(search_index))
 
 
 def api_read(search_index, params, body):
@@ -1781,6 +1796,7 @@ def locked(load):
 
 
 # --- Command line ------------------------------------------------------------------------
+# The parser, argument checks, signals and main() have code_search's shape.
 
 class ArgumentParser(argparse.ArgumentParser):
     """argparse that reports misuse as one line and exit status 2."""
@@ -1796,6 +1812,16 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         if action.default in (None, False, [], argparse.SUPPRESS):
             return action.help
         return super()._get_help_string(action)
+
+
+def command_text(text):
+    """A command-line argument as valid text: bytes that are not UTF-8 become U+FFFD,
+    so that what is printed back (and --json) stays valid UTF-8."""
+    try:
+        data = text.encode('utf-8', 'surrogateescape')
+    except UnicodeEncodeError:                  # a lone surrogate given through main()
+        data = text.encode('utf-8', 'surrogatepass')
+    return data.decode('utf-8', 'replace')
 
 
 def positive_int(text):
@@ -1831,7 +1857,7 @@ def build_parser():
     index.add_argument('--max-file-size', type=positive_int, default=MAX_FILE_SIZE,
                        metavar='BYTES', help='skip larger notes')
     query = command('search', 'answer a question from the index')
-    query.add_argument('question')
+    query.add_argument('question', type=command_text)
     query.add_argument('--tag', action='append', default=[],
                        help='only notes with TAG (repeatable: all must match)')
     query.add_argument('--path', action='append', default=[], metavar='GLOB',
@@ -1856,22 +1882,26 @@ def run_index(args):
                            jobs=args.jobs or 0)
     with progress_line() as report:
         stats = index_folder(args.folder, args.out, options, report)
+    print_index_summary(stats)
+    return 0
+
+
+def print_index_summary(stats):
+    """index's report: a warning and skipped notes on stderr, then the tutorial's line."""
     if stats['warning']:
         warn(stats['warning'])
     report_skipped(stats['skipped'])
     print(f"갱신 파일: {stats['updated']}, 제거 파일: {stats['removed']}")
-    return 0
 
 
 def run_search(args):
-    question = args.question.encode('utf-8', 'surrogateescape').decode('utf-8', 'replace')
     search_index = open_index_file(args.index)
     for glob in unmatched_globs(search_index.index['files'], args.path):
         warn(f'--path {glob!r} matches no indexed note')
     with damaged_index_guard(args.index):
-        hits = mark_stale(search_index, rank(search_index, question, args.tag, args.path,
+        hits = mark_stale(search_index, rank(search_index, args.question, args.tag, args.path,
                                              args.top_k))
-    print_hits(question, hits, args.json)
+    print_hits(args.question, hits, args.json)
     return 0
 
 
@@ -2133,8 +2163,8 @@ h1 { font-size: 18px; margin: 0 0 8px; }
 form { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; }
 #q { flex: 1 1 320px; min-width: 0; font-size: 16px; padding: 8px 10px;
      border: 1px solid var(--line); border-radius: 6px; }
-select, #path, button { font-size: 14px; padding: 7px 9px; border: 1px solid var(--line);
-                        border-radius: 6px; background: #fff; }
+#path, button { font-size: 14px; padding: 7px 9px; border: 1px solid var(--line);
+                border-radius: 6px; background: #fff; }
 #path { flex: 0 1 160px; min-width: 0; }
 .tags { display: flex; flex-wrap: wrap; gap: 6px; margin-top: 8px; }
 .chip { font-size: 13px; padding: 2px 10px; border-radius: 12px; cursor: pointer; }
@@ -2151,8 +2181,6 @@ main { max-width: 1100px; margin: 0 auto; padding: 12px 16px 40px; }
             text-align: left; border: 0; border-bottom: 1px solid var(--line);
             border-radius: 0; background: #fafbfc; cursor: pointer; padding: 8px 12px; }
 .hit-head:hover, .hit-head:focus { background: var(--hit); }
-.symbol { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
-          overflow-wrap: anywhere; }
 .where { color: var(--soft); font-size: 13px; overflow-wrap: anywhere; }
 .badge { font-size: 12px; border: 1px solid var(--line); border-radius: 10px;
          padding: 0 8px; color: var(--soft); }

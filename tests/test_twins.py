@@ -200,6 +200,26 @@ class CommandLineTests(TempDirCase):
             self.assertIn(b'\rindexing ', shown, tool)
             self.assertTrue(shown.endswith(b'\r\x1b[K'), (tool, shown[-60:]))
 
+    def test_a_question_of_invalid_utf8_prints_valid_utf8(self):
+        make_trees(self.tmp, code_files=2, notes=2)
+        for tool in TOOLS:
+            self.assertEqual(run(tool, 'index', tool, '--out', f'{tool}.json',
+                                 cwd=self.tmp).returncode, 0)
+            question = os.fsencode('word1 \udcff')          # the byte 0xff on the command line
+            commands = [['search', question, '--index', f'{tool}.json', '--json']]
+            if tool == 'code':
+                commands += [[tool, question, '--json'],
+                             ['symbol', os.fsencode('function_1_1\udcff'), '--index',
+                              'code.json', '--json'],
+                             ['grep', os.fsencode('value\udcff'), '--index', 'code.json', '--json']]
+            for command in commands:
+                result = subprocess.run([sys.executable, str(TOOLS[tool][0]), *command],
+                                        cwd=self.tmp, env=support.ENV, capture_output=True,
+                                        timeout=60)
+                self.assertEqual(result.returncode, 0, (tool, command, result.stderr))
+                answer = json.loads(result.stdout.decode('utf-8'))   # strict: valid UTF-8
+                self.assertIn('\ufffd', json.dumps(answer, ensure_ascii=False), (tool, command))
+
 
 @unittest.skipUnless(hasattr(os, 'killpg') and os.path.isdir('/proc'),
                      'sends signals to process groups and looks for processes in /proc')
