@@ -7742,6 +7742,7 @@ KOREAN_GLOSSARY_TEXT = '''
 구분	delimiter separator split
 구분자	delimiter separator sep
 구조체	struct structure pack
+구하기	get compute obtain
 구현	implement implementation
 국제화	gettext i18n locale
 권한	permission mode chmod access
@@ -7779,6 +7780,7 @@ KOREAN_GLOSSARY_TEXT = '''
 남기	log write keep
 내림	floor
 내림차순	descending reverse sorted
+내보내	emit send export
 내용	content contents body
 내장	builtin builtins
 넣	put insert add
@@ -7902,7 +7904,7 @@ KOREAN_GLOSSARY_TEXT = '''
 멀티파트	multipart
 멀티프로세스	multiprocessing process
 멀티프로세싱	multiprocessing process pool
-멈추	stop pause halt
+멈추	stop pause halt sleep
 메뉴	menu
 메모리	memory
 메모리매핑	mmap
@@ -7973,10 +7975,11 @@ KOREAN_GLOSSARY_TEXT = '''
 번째	nth index
 번호	number no lineno
 베이스	base64 base
+벡터	vec vector
 벤치마크	benchmark timeit
 변경	change modify update
 변수	variable var
-변환	convert transform cast
+변환	convert transform cast parse
 병렬	parallel concurrent
 병합	merge
 보기	view pretty
@@ -8281,6 +8284,7 @@ KOREAN_GLOSSARY_TEXT = '''
 저장소	store storage
 전송	send transfer
 전역	global globals
+전체	all whole entire
 절대	absolute abs
 절댓값	abs absolute
 접근	access
@@ -8356,7 +8360,7 @@ KOREAN_GLOSSARY_TEXT = '''
 참조	reference ref
 창	window tk
 찾	find search
-찾기	find search lookup
+찾기	find search lookup get
 채우기	fill pad
 채워	fill pad
 첨부	attachment attach
@@ -8523,7 +8527,7 @@ KOREAN_GLOSSARY_TEXT = '''
 항목	item entry items
 해석	resolve interpret
 해시	hash hashlib digest
-해시맵	dict hash mapping
+해시맵	dict hash mapping hashmap map
 해싱	hash hashlib
 해제	extract decompress release unlock
 핸들러	handler
