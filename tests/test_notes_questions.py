@@ -38,3 +38,42 @@ class QuestionWordTests(TempDirCase):
         result = run_cli(NOTES_TOOL, 'search', 'what can I do', cwd=self.tmp)
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual(result.stdout, '일치하는 메모를 찾지 못했습니다.\n')
+
+
+class IntroductionTests(TempDirCase):
+    """A paragraph that ends with ':' and the code or list after it are one hit."""
+
+    def setUp(self):
+        super().setUp()
+        write(self.tmp / 'notes' / 'tar.md', (
+            '# tar\n\n'
+            '> Archiving utility.\n\n'
+            '- Extract an archive into the current folder:\n\n'
+            '`tar xf {{path/to/source.tar}}`\n\n'
+            '- Steps to pack:\n\n'
+            '1. choose the files\n2. run tar cf with gzip\n\n'
+            'A closing remark that ends with a colon:\n\n'
+            'but is followed by prose, not a block.\n'))
+        result = run_cli(NOTES_TOOL, 'index', 'notes', cwd=self.tmp)
+        self.assertEqual(result.returncode, 0, result.stderr)
+
+    def search(self, question):
+        result = run_cli(NOTES_TOOL, 'search', question, '--json', '--top-k', '5', cwd=self.tmp)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        return [(hit['start'], hit['end'], hit['text']) for hit in json.loads(result.stdout)['results']]
+
+    def test_an_introduction_is_shown_with_its_block(self):
+        record = json.loads((self.tmp / 'index.json').read_text())['files']['tar.md']
+        self.assertEqual(record['intros'], '1 3')
+        self.assertEqual(self.search('extract archive')[0],
+                         (5, 7, '- Extract an archive into the current folder:\n\n'
+                                '`tar xf {{path/to/source.tar}}`'))
+
+    def test_the_block_words_find_the_pair_and_it_is_one_hit(self):
+        hits = self.search('gzip')
+        self.assertEqual(hits, [(9, 12, '- Steps to pack:\n\n1. choose the files\n'
+                                        '2. run tar cf with gzip')])
+
+    def test_a_colon_before_prose_stays_alone(self):
+        hits = self.search('prose')
+        self.assertEqual(hits, [(16, 16, 'but is followed by prose, not a block.')])
