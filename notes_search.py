@@ -3,7 +3,7 @@
 
     notes_search.py index FOLDER [--out index.json] [--hidden] [--max-file-size BYTES]
     notes_search.py search QUESTION [--index index.json] [--tag TAG]... [--path GLOB]...
-                           [--top-k 3] [--json]
+                           [--top-k 3] [--explain] [--json]
     notes_search.py tags [--index index.json] [--json]
     notes_search.py serve [--index index.json] [--port 8766]   a local page and JSON API
 
@@ -1330,13 +1330,54 @@ def term_frequencies(posting):
     return chunks, notes
 
 
+def corpus_statistics(index):
+    """(chunks, notes, average words of a chunk, average words of a note): what BM25
+    needs beyond one text."""
+    chunk_total, note_total = index['chunk_count'], len(index['files'])
+    return (chunk_total, note_total, max(index['word_count'] / max(chunk_total, 1), 1e-9),
+            max(index['word_count'] / max(note_total, 1), 1e-9))
+
+
+def explain_chunk(search_index, terms, fid, local):
+    """What gave chunk local of note fid its score, as rank adds it up: each question
+    term's BM25 in the paragraph (split between body and heading words by their share
+    of its frequency) and in the whole note, which counts NOTE_WEIGHT times."""
+    index = search_index.index
+    chunk_total, note_total, chunk_average, note_average = corpus_statistics(index)
+    words, note_words = [], []
+    for term in terms:
+        posting = find_posting(index['postings'], term)
+        if not posting:
+            continue
+        chunks, notes = term_frequencies(posting)
+        frequency = chunks.get((fid, local))
+        if frequency:
+            body = posting.split(',').count(f'{fid}.{local}')
+            score = bm25(frequency, idf_of(len(chunks), chunk_total),
+                         chunk_lengths(search_index, fid)[local], chunk_average)
+            words.append({'term': term, 'idf': round(idf_of(len(chunks), chunk_total), 4),
+                          'score': round(score, 4),
+                          'fields': {'body': round(score * body / frequency, 4),
+                                     'heading': round(score * (frequency - body) / frequency,
+                                                      4)}})
+        if notes.get(fid):
+            words_of_note = index['files'][search_index.fid_path[fid]]['words']
+            score = bm25(notes[fid], idf_of(len(notes), note_total), words_of_note,
+                         note_average)
+            note_words.append({'term': term, 'idf': round(idf_of(len(notes), note_total), 4),
+                               'score': round(score, 4)})
+    words_score = sum(word['score'] for word in words)
+    note_score = sum(word['score'] for word in note_words)
+    return {'score': round(words_score + NOTE_WEIGHT * note_score, 4),
+            'words_score': round(words_score, 4), 'note_weight': NOTE_WEIGHT,
+            'note_score': round(note_score, 4), 'words': words, 'note_words': note_words}
+
+
 def bm25_scores(search_index, terms):
     """({(file id, chunk): BM25}, {file id: BM25}) of the chunks and notes holding any
     of terms.  A note is scored as one text: its body words, and each heading once."""
     index = search_index.index
-    chunk_total, note_total = index['chunk_count'], len(index['files'])
-    chunk_average = max(index['word_count'] / max(chunk_total, 1), 1e-9)
-    note_average = max(index['word_count'] / max(note_total, 1), 1e-9)
+    chunk_total, note_total, chunk_average, note_average = corpus_statistics(index)
     scores, note_scores = {}, {}
     for term in terms:
         posting = find_posting(index['postings'], term)
@@ -1364,24 +1405,26 @@ def least_crowded(candidates, limit, unit=lambda candidate: candidate):
     best, crowded, per_note, taken = [], [], collections.Counter(), set()
     while candidates and len(best) < limit:
         candidate = unit(heapq.heappop(candidates))
-        if candidate[1:] in taken:
+        if candidate[1:3] in taken:
             continue
-        taken.add(candidate[1:])
+        taken.add(candidate[1:3])
         per_note[candidate[1]] += 1
         crowding = MAX_HITS_PER_NOTE and per_note[candidate[1]] > MAX_HITS_PER_NOTE
         (crowded if crowding else best).append(candidate)
     return sorted(best + crowded[:limit - len(best)])
 
 
-def rank(search_index, question, tags=(), paths=(), limit=DEFAULT_TOP_K):
+def rank(search_index, question, tags=(), paths=(), limit=DEFAULT_TOP_K, explain=False):
     """The best `limit` chunks for question among notes having all tags and matching
-    the path globs, as the tutorial's chunk dicts plus 'score'.
+    the path globs, as the tutorial's chunk dicts plus 'score' (and with explain,
+    'explain': see explain_chunk).
 
     A chunk scores its own BM25 plus NOTE_WEIGHT times its note's, so that a paragraph
     of a note about the question outranks a stray short match elsewhere.
     """
     index = search_index.index
-    scores, note_scores = bm25_scores(search_index, query_terms(question))
+    terms = query_terms(question)
+    scores, note_scores = bm25_scores(search_index, terms)
     wanted_tags = {tag.lower().lstrip('#') for tag in tags}
     accept = path_filter(paths) if paths else None
     allowed, candidates = {}, []
@@ -1399,13 +1442,13 @@ def rank(search_index, question, tags=(), paths=(), limit=DEFAULT_TOP_K):
         negative_score, relative, local = candidate
         if JOIN_INTRODUCTIONS and local and local - 1 in chunk_intros(
                 search_index, index['files'][relative]['fid']):
-            return negative_score, relative, local - 1
-        return candidate
+            return negative_score, relative, local - 1, local
+        return negative_score, relative, local, local
 
     best = least_crowded(candidates, limit, introduced)
-    texts = stored_texts(index, {relative for _, relative, _ in best})
+    texts = stored_texts(index, {candidate[1] for candidate in best})
     hits, chunks = [], {}
-    for negative_score, relative, local in best:
+    for negative_score, relative, local, scored in best:
         if relative not in chunks:
             try:
                 chunks[relative] = chunk_dicts(relative, *scan_text(texts[relative]))
@@ -1414,6 +1457,9 @@ def rank(search_index, question, tags=(), paths=(), limit=DEFAULT_TOP_K):
         if len(chunks[relative]) != index['files'][relative]['count']:
             raise ValueError(f'chunk count of {relative} does not match its text')
         hit = dict(chunks[relative][local], score=round(-negative_score, 4))
+        if explain:
+            hit['explain'] = explain_chunk(search_index, terms,
+                                           index['files'][relative]['fid'], scored)
         if JOIN_INTRODUCTIONS and local in chunk_intros(search_index,
                                                         index['files'][relative]['fid']):
             block = chunks[relative][local + 1]
@@ -1545,7 +1591,25 @@ STALE_NOTE = '  [stale: file changed since indexing; run index again]'
 def format_hit(hit):
     """A hit as the tutorial prints it: '[id] heading (Lstart–Lend)' then the text."""
     return (f"[{hit['id']}] {hit['heading']} (L{hit['start']}–L{hit['end']})"
-            f"{STALE_NOTE if hit.get('stale') else ''}\n{hit['text']}")
+            f"{STALE_NOTE if hit.get('stale') else ''}\n"
+            f"{format_explain(hit.get('explain'))}{hit['text']}")
+
+
+def format_explain(explained):
+    """search --explain: the score as the paragraph's words plus a share of the note's,
+    then one line per question term; '' without an explanation."""
+    if not explained:
+        return ''
+    lines = [f"  score {explained['score']:.4f} = {explained['words_score']:.4f} (paragraph)"
+             f" + {explained['note_weight']:g} x {explained['note_score']:.4f} (note)"]
+    note = {word['term']: word['score'] for word in explained['note_words']}
+    for word in explained['words']:
+        parts = '  '.join(f'{field} {part:.4f}' for field, part in word['fields'].items()
+                          if part)
+        lines.append(f"    {word['term']:<20} {word['score']:.4f}  idf {word['idf']:.2f}  "
+                     f"{parts}  note {note.pop(word['term'], 0.0):.4f}")
+    lines.extend(f"    {term:<20} {0.0:.4f}  note {score:.4f}" for term, score in note.items())
+    return '\n'.join(lines) + "\n"
 
 
 def emit_json(document):
@@ -1562,8 +1626,14 @@ def print_hits(question, hits, as_json):
 
 def hits_json(question, hits):
     """The one JSON shape of hits: --json prints it and the HTTP API answers it."""
-    return {'query': question, 'results': [{field: hit.get(field) for field in RESULT_FIELDS}
-                                           for hit in hits]}
+    return {'query': question, 'results': [hit_json(hit) for hit in hits]}
+
+
+def hit_json(hit):
+    document = {field: hit.get(field) for field in RESULT_FIELDS}
+    if 'explain' in hit:
+        document['explain'] = hit['explain']
+    return document
 
 
 def print_tags(counts, as_json):
@@ -1689,7 +1759,8 @@ def api_search(search_index, params, body):
     hits = mark_stale(search_index, rank(search_index, question,
                                          [tag for tag in params.get('tag', []) if tag],
                                          params.get('path', []),
-                                         api_value(params, 'top_k', 'number', 10, 1, 100)))
+                                         api_value(params, 'top_k', 'number', 10, 1, 100),
+                                         api_value(params, 'explain', 'flag', False)))
     return hits_json(question, hits)
 
 
@@ -1906,6 +1977,8 @@ def build_parser():
                        help="only notes under or matching GLOB; '!GLOB' excludes; repeatable")
     query.add_argument('--top-k', type=positive_int, default=DEFAULT_TOP_K, metavar='N',
                        help='number of results')
+    query.add_argument('--explain', action='store_true',
+                       help='show what each question word and field gave each hit')
     tags = command('tags', 'list tags with their note counts')
     for sub in (query, tags):
         sub.add_argument('--index', default=DEFAULT_INDEX, metavar='FILE', help='index file')
@@ -1942,7 +2015,7 @@ def run_search(args):
         warn(f'--path {glob!r} matches no indexed note')
     with damaged_index_guard(args.index):
         hits = mark_stale(search_index, rank(search_index, args.question, args.tag, args.path,
-                                             args.top_k))
+                                             args.top_k, args.explain))
     print_hits(args.question, hits, args.json)
     return 0
 

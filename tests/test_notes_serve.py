@@ -66,6 +66,30 @@ class NotesApiTests(unittest.TestCase):
         self.assertEqual(call('/api/health')[1]['notes'], 2)
         self.assertIn(b'<title>notes search</title>', call('/')[1])
 
+    def test_explain_adds_up_in_the_cli_and_the_api(self):
+        question = 'cache invalidation 캐시'
+        found = json.loads(cli('search', question, '--explain', '--json', '--top-k', '3',
+                               '--index', self.tmp / 'notes.json').stdout)['results']
+        self.assertEqual(found, self.server.call(
+            '/api/search?q=cache+invalidation+%EC%BA%90%EC%8B%9C&top_k=3&explain=1')[1]['results'])
+        heading_counted = False
+        for hit in found:
+            explained = hit['explain']
+            self.assertAlmostEqual(hit['score'], explained['words_score'] + explained[
+                'note_weight'] * explained['note_score'], places=3)
+            self.assertAlmostEqual(explained['words_score'],
+                                   sum(word['score'] for word in explained['words']), places=3)
+            for word in explained['words']:
+                self.assertAlmostEqual(word['score'], sum(word['fields'].values()), places=3)
+                heading_counted |= word['fields']['heading'] > 0
+        self.assertTrue(heading_counted)          # 'Cache invalidation' is a heading
+        self.assertNotIn('explain', self.server.call('/api/search?q=cache')[1]['results'][0])
+        text = cli('search', 'cache invalidation', '--explain', '--index',
+                   self.tmp / 'notes.json').stdout.splitlines()
+        self.assertRegex(text[1], r'^  score [0-9.]+ = [0-9.]+ \(paragraph\) \+ 0\.5 x '
+                                  r'[0-9.]+ \(note\)$')
+        self.assertRegex(text[2], r'^    cache +[0-9.]+  idf ')
+
     def test_bad_requests_and_escapes(self):
         call = self.server.call
         (self.tmp / 'secret.md').write_text('SECRET-77\n')
