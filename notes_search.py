@@ -63,7 +63,7 @@ TOOL = 'notes_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 5          # layout of the index file (5: plain JSON records per note)
 PARSER_VERSION = 3          # how notes become chunks; the tutorial's parser was 1
-TOKENIZER_VERSION = 1       # how text becomes terms; a change re-parses every note
+TOKENIZER_VERSION = 2       # how text becomes terms; a change re-parses every note
 
 DEFAULT_INDEX = 'index.json'     # the tutorial's name; code_search's is code_index.json
 DEFAULT_TOP_K = 3
@@ -518,8 +518,14 @@ class RunTerms(dict):
         return terms
 
 
+MNEMONIC = re.compile(r'\[([^\W\d_]{1,3})\](?=[^\W\d_])')   # tldr's E[x]tract, [c]reate
+
+
 def word_runs(text):
-    """The runs of word characters of text, lower-cased where ASCII, repeats kept."""
+    """The runs of word characters of text, lower-cased where ASCII, repeats kept; a
+    letter in brackets inside a word (E[x]tract, as tldr marks an option) joins it."""
+    if '[' in text:
+        text = MNEMONIC.sub(r'\1', text)
     return text.encode('utf-8', 'replace').translate(ASCII_FOLD).decode('utf-8').split()
 
 

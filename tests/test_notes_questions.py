@@ -77,3 +77,15 @@ class IntroductionTests(TempDirCase):
     def test_a_colon_before_prose_stays_alone(self):
         hits = self.search('prose')
         self.assertEqual(hits, [(16, 16, 'but is followed by prose, not a block.')])
+
+
+class MnemonicTests(TempDirCase):
+    def test_a_bracketed_letter_inside_a_word_joins_it(self):
+        write(self.tmp / 'notes' / 'tar.md', '# tar\n\n- E[x]tract a g[z]ipped [f]ile:\n\n'
+                                            '`tar xzf {{file}}`\n\nSet arr[i] to x.\n')
+        self.assertEqual(run_cli(NOTES_TOOL, 'index', 'notes', cwd=self.tmp).returncode, 0)
+        for question, line in (('extract gzipped file', 3), ('arr', 7)):
+            result = run_cli(NOTES_TOOL, 'search', question, '--json', cwd=self.tmp)
+            self.assertEqual(json.loads(result.stdout)['results'][0]['start'], line, question)
+        self.assertEqual(notes_search.word_runs('E[x]tract [c]reate arr[i] - [x] done'),
+                         ['extract', 'create', 'arr', 'i', 'x', 'done'])
