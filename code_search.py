@@ -343,8 +343,8 @@ def read_file(path, limit):
                 raise SkipFile(f'skipped: larger than --max-file-size '
                                f'(more than {limit} bytes)')
             parts.append(part)
-            if len(part) < asked:        # a regular file reads short only at its end
-                break
+            if not part or (len(part) < asked and size >= info.st_size):
+                break                   # short only at its end (or past 2 GiB: read on)
         return b''.join(parts), info
     except OSError as error:
         raise SkipFile(f'skipped: cannot read: {error.strerror}') from None
@@ -8284,7 +8284,6 @@ KOREAN_GLOSSARY_TEXT = '''
 저장소	store storage
 전송	send transfer
 전역	global globals
-전체	all whole entire
 절대	absolute abs
 절댓값	abs absolute
 접근	access

@@ -263,8 +263,8 @@ def read_file(path, limit):
                 raise SkipFile(f'skipped: larger than --max-file-size '
                                f'(more than {limit} bytes)')
             parts.append(part)
-            if len(part) < asked:        # a regular file reads short only at its end
-                break
+            if not part or (len(part) < asked and size >= info.st_size):
+                break                   # short only at its end (or past 2 GiB: read on)
         return b''.join(parts), info
     except OSError as error:
         raise SkipFile(f'skipped: cannot read: {error.strerror}') from None
@@ -440,19 +440,27 @@ def scan_text(text):
 BLOCK_START = re.compile(r'```|~~~|`|    |\t|[-*+] |\d+[.)] ')
 
 
-def introductions(texts):
-    """Numbers of the chunks among texts (one heading's, in order) that introduce the
-    next one: a paragraph ending in ':' followed by code or a list."""
-    return [number for number, (text, following) in enumerate(zip(texts, texts[1:]))
-            if text.rstrip().endswith(':') and BLOCK_START.match(following)]
+def introductions(lines, blocks, texts):
+    """Numbers of the chunks that introduce the next one: a paragraph ending in ':'
+    followed, under the same heading and after blank lines only, by code or a list
+    that introduces nothing itself (a chain is not joined)."""
+    found = []
+    for number in range(len(blocks) - 1):
+        (_, end, path), (start, _, next_path) = blocks[number], blocks[number + 1]
+        if texts[number].rstrip().endswith(':') and BLOCK_START.match(texts[number + 1]) \
+                and path == next_path and not ''.join(lines[end:start - 1]).strip() \
+                and number - 1 not in found[-1:]:
+            found.append(number)
+    return found
 
 
 def index_sections(text):
-    """(tags, [(heading path, [chunk text])]) of a stored text: its chunks in runs under
-    one heading path, which is what indexing needs of them."""
+    """(tags, [(heading path, [chunk text])], introductions) of a stored text: its chunks
+    in runs under one heading path, which is what indexing needs of them."""
     tags, blocks, texts = scan_text(text)
     runs = itertools.groupby(zip(blocks, texts), key=lambda block_text: block_text[0][2])
-    return tags, [(path, [text for _, text in run]) for path, run in runs]
+    return (tags, [(path, [text for _, text in run]) for path, run in runs],
+            introductions(text.split('\n'), blocks, texts))
 
 
 def chunk_dicts(relative, tags, blocks, texts):
@@ -635,9 +643,8 @@ def post_notes(parsed):
     runs_posted, postings = collections.defaultdict(list), collections.defaultdict(list)
     run_terms = RunTerms()
     for note in parsed:
-        fid, lengths, intros = note.record['fid'], [], []
+        fid, lengths = note.record['fid'], []
         for path, texts in note.sections:
-            intros += [len(lengths) + number for number in introductions(texts)]
             span = f'{fid}.{len(lengths)}-{len(lengths) + len(texts) - 1}'
             for term, count in count_terms(path[-1] if path else note.relative,
                                            run_terms).items():
@@ -649,8 +656,7 @@ def post_notes(parsed):
                 lengths.append(len(runs) if text.isascii()
                                else sum(map(len, map(run_terms.__getitem__, runs))))
         note.record.update(count=len(lengths), words=sum(lengths),
-                           lengths=' '.join(map(str, lengths)),
-                           intros=' '.join(map(str, intros)))
+                           lengths=' '.join(map(str, lengths)))
     for run, tokens in runs_posted.items():     # each distinct run becomes its terms once
         for term in run_terms[run]:
             postings[term] += tokens
@@ -739,7 +745,7 @@ def index_one_file(job):
     try:
         data, info = read_file(job.path, job.options.max_file_size)
         text = stored_text(decode_note(data, job.options.strict))
-        tags, sections = index_sections(text)
+        tags, sections, intros = index_sections(text)
     except SkipFile as skip:
         return Parsed(job.relative, skip=skip_record(job.relative, skip.reason, skip.line))
     except NoteSyntaxError as error:
@@ -748,7 +754,8 @@ def index_one_file(job):
         return Parsed(job.relative, skip=skip_record(job.relative, f'skipped: {error}',
                                                      error.line))
     record = {'fid': job.fid, 'sha256': hashlib.sha256(data).hexdigest(),
-              'size': info.st_size, 'mtime_ns': info.st_mtime_ns, 'tags': tags}
+              'size': info.st_size, 'mtime_ns': info.st_mtime_ns, 'tags': tags,
+              'intros': ' '.join(map(str, intros))}
     return Parsed(job.relative, record, text, sections)
 
 
@@ -1137,7 +1144,9 @@ def content_checksum(index):
     checksum = 0
     for part in itertools.chain(
             (f'{relative}\0{record["fid"]}\0{record["count"]}\0{record["words"]}\0'
-             f'{record["lengths"]}\0{record.get("intros", "")}\0' + '\0'.join(record['tags'])
+             f'{record["lengths"]}\0'
+             + (record['intros'] + '\0' if 'intros' in record else '')   # older: none
+             + '\0'.join(record['tags'])
              for relative, record in index['files'].items()),
             index['postings'], index['texts']):
         checksum = zlib.crc32(part.encode('utf-8', 'surrogatepass'), checksum)
@@ -1300,6 +1309,8 @@ def chunk_intros(search_index, fid):
     if intros is None:
         record = search_index.index['files'][search_index.fid_path[fid]]
         intros = search_index.intros[fid] = set(map(int, record.get('intros', '').split()))
+        if intros and not 0 <= min(intros) <= max(intros) < record['count'] - 1:
+            raise ValueError('chunk introductions are damaged')
     return intros
 
 
@@ -1350,7 +1361,7 @@ def explain_chunk(search_index, terms, fid, local):
     of its frequency) and in the whole note, which counts NOTE_WEIGHT times."""
     index = search_index.index
     chunk_total, note_total, chunk_average, note_average = corpus_statistics(index)
-    words, note_words = [], []
+    words, note_words, words_score, note_score = [], [], 0.0, 0.0
     for term in terms:
         posting = find_posting(index['postings'], term)
         if not posting:
@@ -1358,22 +1369,21 @@ def explain_chunk(search_index, terms, fid, local):
         chunks, notes = term_frequencies(posting)
         frequency = chunks.get((fid, local))
         if frequency:
-            body = posting.split(',').count(f'{fid}.{local}')
-            score = bm25(frequency, idf_of(len(chunks), chunk_total),
-                         chunk_lengths(search_index, fid)[local], chunk_average)
-            words.append({'term': term, 'idf': round(idf_of(len(chunks), chunk_total), 4),
-                          'score': round(score, 4),
+            idf = idf_of(len(chunks), chunk_total)
+            body = posting.split(',').count(f'{fid}.{local}')       # the rest: its heading
+            score = bm25(frequency, idf, chunk_lengths(search_index, fid)[local],
+                         chunk_average)
+            words_score += score
+            words.append({'term': term, 'idf': round(idf, 4), 'score': round(score, 4),
                           'fields': {'body': round(score * body / frequency, 4),
-                                     'heading': round(score * (frequency - body) / frequency,
-                                                      4)}})
+                                     'heading': round(score - score * body / frequency, 4)}})
         if notes.get(fid):
+            idf = idf_of(len(notes), note_total)
             words_of_note = index['files'][search_index.fid_path[fid]]['words']
-            score = bm25(notes[fid], idf_of(len(notes), note_total), words_of_note,
-                         note_average)
-            note_words.append({'term': term, 'idf': round(idf_of(len(notes), note_total), 4),
+            score = bm25(notes[fid], idf, words_of_note, note_average)
+            note_score += score
+            note_words.append({'term': term, 'idf': round(idf, 4),
                                'score': round(score, 4)})
-    words_score = sum(word['score'] for word in words)
-    note_score = sum(word['score'] for word in note_words)
     return {'score': round(words_score + NOTE_WEIGHT * note_score, 4),
             'words_score': round(words_score, 4), 'note_weight': NOTE_WEIGHT,
             'note_score': round(note_score, 4), 'words': words, 'note_words': note_words}

@@ -74,6 +74,19 @@ class IntroductionTests(TempDirCase):
         self.assertEqual(hits, [(9, 12, '- Steps to pack:\n\n1. choose the files\n'
                                         '2. run tar cf with gzip')])
 
+    def test_a_heading_a_break_or_a_chain_is_not_joined(self):
+        write(self.tmp / 'notes' / 'more.md', (
+            '# Tool\n\n## Usage\n\nRun it like this:\n\n## Usage\n\n- zebra option\n\n'
+            'The steps are:\n\n---\n\n- yak step\n\n'
+            'Install steps:\n\n- fetch the package with:\n\n```\npip install widget\n```\n'))
+        self.assertEqual(run_cli(NOTES_TOOL, 'index', 'notes', cwd=self.tmp).returncode, 0)
+        record = json.loads((self.tmp / 'index.json').read_text())['files']['more.md']
+        self.assertEqual(record['intros'], '4')     # only 'Install steps:' and its list
+        self.assertEqual(self.search('zebra')[0][:2], (9, 9))
+        self.assertEqual(self.search('yak')[0][:2], (15, 15))
+        self.assertEqual(self.search('widget')[0][:2], (21, 23))   # a chain: not joined
+        self.assertEqual(self.search('install steps')[0][:2], (17, 19))
+
     def test_a_colon_before_prose_stays_alone(self):
         hits = self.search('prose')
         self.assertEqual(hits, [(16, 16, 'but is followed by prose, not a block.')])

@@ -75,6 +75,7 @@ class NotesApiTests(unittest.TestCase):
         heading_counted = False
         for hit in found:
             explained = hit['explain']
+            self.assertEqual(hit['score'], explained['score'])
             self.assertAlmostEqual(hit['score'], explained['words_score'] + explained[
                 'note_weight'] * explained['note_score'], places=3)
             self.assertAlmostEqual(explained['words_score'],

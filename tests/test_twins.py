@@ -228,8 +228,9 @@ class SignalTests(TempDirCase):
     SIGTERM (to the tool's process) at several moments of `index`, workers running."""
     FRACTIONS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.05)
     # Python starts and compiles the script before its first line can set up signals: a
-    # Ctrl-C in that time gets Python's own traceback (README).  How long that takes on
-    # this machine is measured: the time of `TOOL --version`.
+    # Ctrl-C in that time gets Python's own traceback (README).  So each run waits until
+    # the tool catches SIGTERM (its first lines set both handlers), then for a fraction
+    # of a whole run less its start-up (the time of `TOOL --version`).
     STARTUP_RUNS = 3
 
     def group_alive(self, group):
@@ -244,6 +245,20 @@ class SignalTests(TempDirCase):
             if int(fields[2]) == group and fields[0] != 'Z':
                 alive.append(int(pid))
         return alive
+
+    def wait_for_handlers(self, pid, timeout=30):
+        """Wait until process pid catches SIGTERM (the SigCgt mask of /proc/pid/status)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                with open(f'/proc/{pid}/status') as status:
+                    caught = next(int(line.split()[1], 16) for line in status
+                                  if line.startswith('SigCgt:'))
+            except (OSError, StopIteration):
+                return
+            if caught & (1 << (signal.SIGTERM - 1)):
+                return
+            time.sleep(0.002)
 
     def startup_seconds(self, tool):
         """The shortest of a few runs of `TOOL --version`: start-up and compiling."""
@@ -272,7 +287,8 @@ class SignalTests(TempDirCase):
                     if (self.tmp / 'i.json').exists() else None
                 process = subprocess.Popen(command, cwd=self.tmp, stdout=subprocess.PIPE,
                                            stderr=subprocess.PIPE, start_new_session=True)
-                time.sleep(startup + (full - startup) * fraction)
+                self.wait_for_handlers(process.pid)
+                time.sleep((full - startup) * fraction)
                 if signal_number == signal.SIGINT:
                     with contextlib.suppress(ProcessLookupError):
                         os.killpg(process.pid, signal.SIGINT)
