@@ -432,7 +432,11 @@ def scan_note(lines):
 
 def scan_text(text):
     """(tags, blocks, chunk texts) of a note's stored text (see scan_note)."""
-    lines = text.split('\n')[:-1]
+    return scan_lines(text.split('\n')[:-1])
+
+
+def scan_lines(lines):
+    """(tags, blocks, chunk texts) of a note's lines."""
     tags, blocks = scan_note(lines)
     return tags, blocks, ['\n'.join(lines[start - 1:end]) for start, end, _ in blocks]
 
@@ -440,14 +444,14 @@ def scan_text(text):
 BLOCK_START = re.compile(r'```|~~~|`|    |\t|[-*+] |\d+[.)] ')
 
 
-def introductions(lines, blocks, texts):
+def introductions(lines, blocks):
     """Numbers of the chunks that introduce the next one: a paragraph ending in ':'
     followed, under the same heading and after blank lines only, by code or a list
     that introduces nothing itself (a chain is not joined)."""
     found = []
     for number in range(len(blocks) - 1):
         (_, end, path), (start, _, next_path) = blocks[number], blocks[number + 1]
-        if texts[number].rstrip().endswith(':') and BLOCK_START.match(texts[number + 1]) \
+        if lines[end - 1].rstrip().endswith(':') and BLOCK_START.match(lines[start - 1]) \
                 and path == next_path and not ''.join(lines[end:start - 1]).strip() \
                 and number - 1 not in found[-1:]:
             found.append(number)
@@ -457,10 +461,11 @@ def introductions(lines, blocks, texts):
 def index_sections(text):
     """(tags, [(heading path, [chunk text])], introductions) of a stored text: its chunks
     in runs under one heading path, which is what indexing needs of them."""
-    tags, blocks, texts = scan_text(text)
+    lines = text.split('\n')[:-1]
+    tags, blocks, texts = scan_lines(lines)
     runs = itertools.groupby(zip(blocks, texts), key=lambda block_text: block_text[0][2])
     return (tags, [(path, [text for _, text in run]) for path, run in runs],
-            introductions(text.split('\n'), blocks, texts))
+            introductions(lines, blocks))
 
 
 def chunk_dicts(relative, tags, blocks, texts):
@@ -1355,22 +1360,30 @@ def corpus_statistics(index):
             max(index['word_count'] / max(note_total, 1), 1e-9))
 
 
-def explain_chunk(search_index, terms, fid, local):
+def term_postings(index, terms):
+    """{term: (its term_frequencies, {token: count})} of the terms an index holds: what
+    explain_chunk reads, parsed once for all the hits of a search."""
+    found = {}
+    for term in terms:
+        posting = find_posting(index['postings'], term)
+        if posting:
+            found[term] = term_frequencies(posting), collections.Counter(posting.split(','))
+    return found
+
+
+def explain_chunk(search_index, postings, fid, local):
     """What gave chunk local of note fid its score, as rank adds it up: each question
     term's BM25 in the paragraph (split between body and heading words by their share
-    of its frequency) and in the whole note, which counts NOTE_WEIGHT times."""
+    of its frequency) and in the whole note, which counts NOTE_WEIGHT times.  postings:
+    term_postings of the question's terms."""
     index = search_index.index
     chunk_total, note_total, chunk_average, note_average = corpus_statistics(index)
     words, note_words, words_score, note_score = [], [], 0.0, 0.0
-    for term in terms:
-        posting = find_posting(index['postings'], term)
-        if not posting:
-            continue
-        chunks, notes = term_frequencies(posting)
+    for term, ((chunks, notes), tokens) in postings.items():
         frequency = chunks.get((fid, local))
         if frequency:
             idf = idf_of(len(chunks), chunk_total)
-            body = posting.split(',').count(f'{fid}.{local}')       # the rest: its heading
+            body = tokens[f'{fid}.{local}']                      # the rest: its heading
             score = bm25(frequency, idf, chunk_lengths(search_index, fid)[local],
                          chunk_average)
             words_score += score
@@ -1463,8 +1476,10 @@ def rank(search_index, question, tags=(), paths=(), limit=DEFAULT_TOP_K, explain
 
     best = least_crowded(candidates, limit, introduced)
     texts = stored_texts(index, {candidate[1] for candidate in best})
+    postings = term_postings(index, terms) if explain else {}
     hits, chunks = [], {}
     for negative_score, relative, local, scored in best:
+        fid = index['files'][relative]['fid']
         if relative not in chunks:
             try:
                 chunks[relative] = chunk_dicts(relative, *scan_text(texts[relative]))
@@ -1474,10 +1489,8 @@ def rank(search_index, question, tags=(), paths=(), limit=DEFAULT_TOP_K, explain
             raise ValueError(f'chunk count of {relative} does not match its text')
         hit = dict(chunks[relative][local], score=round(-negative_score, 4))
         if explain:
-            hit['explain'] = explain_chunk(search_index, terms,
-                                           index['files'][relative]['fid'], scored)
-        if JOIN_INTRODUCTIONS and local in chunk_intros(search_index,
-                                                        index['files'][relative]['fid']):
+            hit['explain'] = explain_chunk(search_index, postings, fid, scored)
+        if JOIN_INTRODUCTIONS and local in chunk_intros(search_index, fid):
             block = chunks[relative][local + 1]
             lines = texts[relative].split('\n')
             hit.update(end=block['end'], text='\n'.join(lines[hit['start'] - 1:block['end']]))
