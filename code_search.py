@@ -3907,14 +3907,15 @@ def read_glossary(text):
 
 
 def read_synonyms(text):
-    """Synonym groups, one a line -> {word: (the other words of its groups)}."""
+    """Synonym groups, one a line -> {a word's term: (the other words of its groups)}.
+    Keyed by term, so a question's 'folders' or 'deleting' finds its group too."""
     synonyms = {}
     for line in text.strip().splitlines():
         group = line.split()
         for word in group:
-            others = synonyms.setdefault(word, [])
+            others = synonyms.setdefault(word_terms(word)[0], [])
             others.extend(other for other in group if other != word and other not in others)
-    return {word: tuple(others) for word, others in synonyms.items()}
+    return {term: tuple(others) for term, others in synonyms.items()}
 
 
 def strip_particle(word):
@@ -3943,6 +3944,12 @@ def korean_meanings(word):
         else:
             i += 1
     return meanings
+
+
+def synonyms_of(word):
+    """The other words of a one-term word's synonym groups (none for a compound name)."""
+    terms = word_terms(word)
+    return ENGLISH_SYNONYMS.get(terms[0], ()) if len(terms) == 1 else ()
 
 
 def dotted_question(question):
@@ -3975,8 +3982,8 @@ def query_terms(question):
         meanings = korean_meanings(word) if HANGUL.match(word) else []
         for meaning in meanings:
             add(meaning, GLOSSARY_WEIGHT, concept)
-        expansions.extend((synonym, concept) for english in [word.lower()] + meanings
-                          for synonym in ENGLISH_SYNONYMS.get(english, ()))
+        expansions.extend((synonym, concept) for english in [word] + meanings
+                          for synonym in synonyms_of(english))
     anchors = set(weights)
     for synonym, concept in expansions:
         add(synonym, SYNONYM_WEIGHT, concept)

@@ -192,6 +192,12 @@ class TutorialApiTests(unittest.TestCase):
         self.assertEqual(unreachable, [])
         self.assertEqual(code_search.korean_meanings('압축을')[:1], ['compress'])
 
+    def test_a_word_finds_its_synonyms_whatever_its_ending(self):
+        weights = code_search.query_terms('deleting Folders')[0]
+        self.assertEqual((weights['directory'], weights['remov']),
+                         (code_search.SYNONYM_WEIGHT, code_search.SYNONYM_WEIGHT))
+        self.assertNotIn('directory', code_search.query_terms('folder_size')[0])
+
 
 class LineProvenanceTests(ProvenanceMixin, unittest.TestCase):
     BODY = ('"""Module doc {mark}."""\n'
