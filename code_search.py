@@ -7691,105 +7691,211 @@ def run_mcp(args):
 KOREAN_GLOSSARY_TEXT = '''
 가격	price cost
 가까운	close closest nearest
+가로	width horizontal
 가변	mutable
 가변인자	args varargs argument
 가비지	garbage gc collect
+가비지컬렉션	gc garbage collect
 가상환경	venv virtualenv virtual environment
 가운데	center middle
+가운데정렬	center
 가장	most
 가져오	get fetch load import
 가져오기	import get fetch load
+가져온	get fetch load
+가져올	get fetch load
 가져와	get fetch load
 가중치	weights weight
+가중평균	weighted average mean
+가짜	fake mock dummy
+각	each
+각각	each
 각도	angle degrees degree
 간격	interval
 간단	simple
+감소	decrement decrease dec
 감시	watch monitor
 감싸	wrap wrapper
 감지	detect watch
+감추	hide hidden mask
+감춰	hide mask
 값	value val
+강제종료	kill terminate
+같다	same equal
+같아	same equal
+같으면	equal same
+같은	same equal
 같은지	same equal
 개발	development dev
 개수	count len number
+개인키	private key
 개행	newline linesep
 객체	object obj instance
+객체크기	getsizeof size
 갱신	update refresh
 거꾸로	reverse reversed
 거듭제곱	pow power
 거리	distance dist
+거부	deny reject refuse
 거북이	turtle
+거짓	false
 건너뛰	skip
 건너뛰기	skip
+건너뛰어	skip
+건너뛴	skip skipped
 걸	set
 걸러	filter
+걸리	elapsed duration takes
+걸린	elapsed duration
 검사	check test inspect
 검색	search find lookup
+검은색	black
 검증	validate verify check
+게터	getter get
 결과	result output
+결괏값	result
 결제	payment pay charge
+결측치	missing nan isnull
 결합	join concat combine
 경고	warning warn warnings
 경과	elapsed
 경로	path
+경로명	path pathname
+경쟁상태	race condition
 계산	calculate compute calc
+계속	continue
 계정	account user
 고객	customer client
+고루틴	goroutine
+고르	choose select pick
 고유	unique uuid
+고유값	unique
 고정	fix freeze bind
+고쳐	fix
+고치	fix repair
+고친	fixed fix
 골라	choose choice select
 곱	product prod mul
 곱셈	mul multiply product
+곱하	multiply mul
+곱해	multiply mul
+공간	space
+공개	public
+공개키	public key
 공백	whitespace space blank
+공분산	covariance cov
 공유	shared share
+공유메모리	shared_memory shared memory
 공통	common
+관리	manage manager
+관리자	manager admin
 괄호	parentheses bracket paren
+교집합	intersection
+교착상태	deadlock
+교체	replace swap
+구간	interval range
+구독	subscribe
 구문	syntax statement
 구문분석	parse parser
 구문트리	ast syntax tree
 구분	delimiter separator split
+구분문자	delimiter separator
 구분자	delimiter separator sep
+구성	config configuration
 구조체	struct structure pack
+구하	get compute calculate
+구하고	get compute calculate
 구하기	get compute obtain
+구하는	get compute calculate
+구하려면	get compute calculate
+구한	computed get
+구할	get compute calculate
+구해	get compute calculate
 구현	implement implementation
+구현체	implementation impl
 국제화	gettext i18n locale
+굵게	bold
 권한	permission mode chmod access
 그래프	graph graphlib topological
+그려	draw
 그룹	group
 그룹화	groupby group
 그리기	draw canvas turtle
+그림	image picture draw
 글꼴	font
+글씨	text font
 글자	char character letter
+글자색	color foreground fg
+글자수	len length
 금액	amount total
 기간	duration timedelta period
+기능	feature function
 기다려	wait
 기다리	wait
+기다린	wait
 기대값	expected
+기댓값	expected expectation mean
 기록	log record write
 기본	default base basic
 기본값	default defaults
 기본사전	defaultdict
+기본인증	basic auth
+기본키	primary key
+기억	remember cache memo
 기준	key
+긴	long
 길이	len length size
+깊은	deep deepcopy
 깊은복사	deepcopy copy
+깊이	depth deep
+깊이우선	dfs depth
+깨우	wake notify
+깨진	broken corrupt invalid
+깨짐	decode errors mojibake
+꺼	disable stop
 꺼내	get pop extract
+꺼낸	pop extract
+끄	disable stop
 끊	close disconnect shutdown
 끝	end
 끝나	finish end done
+끝나는	endswith end
+끝나는지	endswith end
+끝난	done finished
 끝날	finish end done
+끝내	finish end close
 나누	split divide
 나누기	divide split div
+나눈	divided divide split
+나눌	divide split
 나눗셈	div divide truediv
 나눠	split divide
 나머지	remainder mod modulo
+나열	list enumerate
 나오	appear occur
+나중	later
+나타내	represent repr
 난수	random rand seed
 날짜	date datetime day
+남겨	keep leave log
 남기	log write keep
+남긴	keep left
+남아있	remaining left
+남은	remaining rest left
+내려받	download
 내림	floor
 내림차순	descending reverse sorted
 내보내	emit send export
+내보낸	export
 내용	content contents body
+내일	tomorrow
 내장	builtin builtins
+너비	width
+너비우선	bfs breadth
+널	null none nil
+넘겨	pass forward
+넘기	pass skip next
+넘버	number
 넣	put insert add
 넣어	put insert add
 네임드튜플	namedtuple
@@ -7798,113 +7904,214 @@ KOREAN_GLOSSARY_TEXT = '''
 년	year
 년도	year
 노드	node
+노란색	yellow
 논블로킹	nonblocking setblocking
+높이	height
+누락	missing
+누수	leak
 누적	accumulate cumulative
 누적합	accumulate cumulative sum
+느린	slow
+늘려	increase extend grow
 늘리	increase extend grow
+늘린	increase extend
 다국어	gettext locale i18n
 다듬기	strip trim
+다루	handle
+다뤄	handle
+다르	different differ
 다른	other different
+다른지	different diff
 다시	again re reload
 다운로드	download fetch urlopen retrieve
+다운받	download
 다음	next
 다이얼로그	dialog
+다이제스트	digest hexdigest
+다차원	nested multidimensional
 단어	word words
 단언	assert
 단위	unit
 단위테스트	unittest test
 닫	close
+닫아	close
+닫지	close
+닫힌	closed close
 달력	calendar
+답장	reply
 대기	wait sleep
 대기열	queue
 대문자	upper uppercase capitalize
+대상	target
 대소문자	case ignorecase
+대입	assign
 대화상자	dialog
 대화형	interactive prompt
+더미	dummy
+더블	double float
+더하	add
+더하고	add sum
 더하기	add sum plus
 더하는	add sum
+더하려면	add sum
+더한	added add sum
+더해	add
+던져	raise throw
 던지	raise throw
+덤프	dump dumps
+덧붙여	append
+덧붙이	append
 덧셈	add sum
+덮어쓰	overwrite
+덮어쓰기	overwrite
+데드라인	deadline
+데드락	deadlock
 데몬	daemon
 데이터	data
 데이터베이스	database db sqlite
 데이터클래스	dataclass
+데이트타임	datetime
 데코레이터	decorator
 덱	deque
+도구	tool tools util
+도메인	domain
 도움말	help usage
 독스트링	docstring doc
 독테스트	doctest
 돌려	returns
+돌려주	return returns
+돌려준	return returns
+돌려줘	return returns
+돌리	run rotate
+돌아가	run running
 동기	sync synchronous
 동기화	sync synchronize lock
 동등	equal eq
 동시	concurrent parallel simultaneous
 동시성	concurrent concurrency
 동시에	concurrent parallel simultaneous
+동작	behavior action operation
 동적	dynamic dynamically
+동적으로	dynamic dynamically
+되돌려	revert undo restore
+되돌리	revert undo restore
 두	two
 뒤	after later back end
+뒤섞	shuffle
 뒤집	reverse reversed flip
 뒤집기	reverse reversed
+뒤집어	reverse flip
+드롭	drop
 들어오	input incoming
 들어있	contains
 들여쓰기	indent indentation
 들여쓰기제거	dedent
+등록	register
 디렉터리	directory dir folder
+디렉터리명	dirname directory
+디렉터리인지	isdir directory
 디렉토리	directory dir folder
 디버거	debugger pdb
 디버그	debug debugger pdb
 디버깅	debug debugger pdb
 디비	db database sqlite3
 디스크	disk usage
+디스크립터	descriptor fd fileno
 디코더	decoder
+디코드	decode
 디코딩	decode
 디폴트	default
 딕셔너리	dict dictionary mapping
+딕트	dict
+딜레이	delay sleep
+딜리트	delete
 딥카피	deepcopy copy
 따옴표	quote quotes
+띄어쓰기	whitespace space
 띄우	start serve run launch
+띄워	show start launch
 라디안	radians radian
 라벨	label
+라우터	router route
+라우팅	routing route
 라이브러리	library lib module
+라이터	writer
+라이트	write
 라인	line lines
 락	lock
 람다	lambda
 래퍼	wrapper wraps wrap
 랜덤	random
+런타임	runtime
 레벨	level
 레이블	label
 레코드	record row
+레퍼런스	reference ref
+렌더링	render rendering
 로거	logger logging
 로그	log logging logger
+로그아웃	logout
 로그인	login auth
 로깅	logging log logger
+로드	load loads
 로캘	locale
 로컬	local localhost
+로컬호스트	localhost
 로케일	locale
 로테이션	rotating rotate
 롤백	rollback
+루트	root sqrt
 루프	loop
 리눅스	linux posix
 리다이렉트	redirect
+리더	reader
+리드	read
 리디렉션	redirect
 리로드	reload
+리셋	reset
 리소스	resource resources
+리스너	listener
 리스트	list
+리스트컴프리헨션	comprehension listcomp
+리스폰스	response
+리슨	listen
+리퀘스트	request
 리턴	return
+리턴코드	returncode
+리플레이스	replace
+리플렉션	reflection reflect
 링크	link symlink
+마스크	mask
 마우스	mouse
 마이크로초	microseconds
+마임타입	mimetype mime
 마지막	last end final
+마지막줄	last line tail
+마치	finish done end
+마크다운	markdown md
+막기	prevent block
+막아	block prevent
+만드	create make new
 만드는	create make new
 만든	created make create
 만들	create make new
 만들기	create make new
+만들어	create make
 만료	expire expires expired
+맞	match valid correct
+맞추	align fit match
+맞춰	align fit match
 매개변수	parameter param arg
+매개변수화	parametrize parameterized subtest
 매일	daily day
+매직메서드	dunder magic special
+매치	match
+매칭	match
 매핑	map mapping
 맥	macos darwin mac
+맨뒤	back last tail
+맨앞	front first head
+맵	map
 맵핑	mapping map
 멀티스레드	threading thread
 멀티스레딩	threading thread
@@ -7912,6 +8119,9 @@ KOREAN_GLOSSARY_TEXT = '''
 멀티프로세스	multiprocessing process
 멀티프로세싱	multiprocessing process pool
 멈추	stop pause halt sleep
+멈춘	stop
+멈출	stop
+멈춰	stop pause
 메뉴	menu
 메모리	memory
 메모리매핑	mmap
@@ -7920,60 +8130,100 @@ KOREAN_GLOSSARY_TEXT = '''
 메세지	message msg
 메소드	method
 메시지	message msg
+메인스레드	main_thread main
 메일	mail email smtp message
 메타데이터	metadata
+메타클래스	metaclass
 멤버	member
+며칠	days
 명령	command cmd
 명령어	command cmd
 명령줄	argv argparse command line
 명령행	argv argparse command line
 몇	few number
+모니터	monitor
 모니터링	monitor watch
 모두	all
 모듈	module
+모든	all every
+모아	collect gather
+모으	collect gather
+모으려면	collect gather
 모의	mock patch
 모크	mock
 모킹	mock patch
 목	mock
 목록	list listing
+목적지	destination dst dest
 몫	quotient div floordiv
+무결성	integrity checksum hmac
 무시	ignore
 무작위	random shuffle
 무한	inf infinite
 무한대	inf infinity
 묶	group pack bundle
 묶어	group pack bundle
+묶음	bundle archive
 문서	document doc docs
 문서테스트	doctest
 문서화	docstring doc documentation
 문자	char character
 문자셋	charset encoding
+문자수	len length
 문자열	string str text
+문자열표현	repr str
+문자열화	stringify str tostring
+문자코드	ord chr
 문장	sentence text
+물어	ask prompt input
 뮤텍스	lock mutex
 미래	future
 밀리초	milliseconds msec
+밑줄	underline underscore
 바꾸	change replace convert
 바꾸기	replace sub swap
 바꾼	changed replaced
+바꿀	change replace convert
 바꿔	convert replace change
+바뀌	changed change
+바뀐	changed change
+바디	body
 바이너리	binary bin bytes
 바이트	bytes byte
+바이트배열	bytearray
 바이트열	bytes bytearray
 바이트코드	bytecode dis code
+바인드	bind
+바인딩	bind binding
+박스	box
 반복	iterate loop repeat iter
+반복가능	iterable iter
+반복문	loop
 반복자	iterator iter
 반올림	round
 반환	return returns
 반환값	return value result
+반환코드	returncode exit code
 받	receive recv
+받는사람	recipient
 받아	receive recv
 발생	raise
+발신자	sender
+발행	publish
+방지	prevent avoid
+배경색	background bg
+배리어	barrier
 배열	array
+배치	batch layout place
 배포	distribution dist distribute
+백그라운드	background daemon
 백분위	quantiles percentile
+백분위수	percentile quantiles
+백분율	percent percentage
 백슬래시	backslash
 백업	backup copy
+밸류	value
+버그	bug
 버림	trunc floor
 버전	version
 버튼	button
@@ -7981,255 +8231,485 @@ KOREAN_GLOSSARY_TEXT = '''
 번역	translate gettext translation
 번째	nth index
 번호	number no lineno
+범위	range bounds
+범위초과	range index overflow
 베이스	base64 base
+베이스네임	basename
 벡터	vec vector
 벤치마크	benchmark timeit
 변경	change modify update
+변경사항	changes diff
 변수	variable var
+변화	change diff
 변환	convert transform cast parse
+별칭	alias
 병렬	parallel concurrent
+병목	bottleneck profile
 병합	merge
 보기	view pretty
+보기좋게	pretty pprint
 보내	send
+보낸	sent send
+보낸사람	sender
 보안	security secure ssl
 보여	show display print
+보여주	show display print
+보여준	show display
+보여줘	show display print
+보이	show visible display
+보인	visible show
+보존	preserve keep
+복구	recover restore
 복사	copy
+복사본	copy
 복소수	complex
 복원	restore
 복제	clone copy deepcopy
 복호화	decrypt decode
 본문	body content
+부동소수	float
 부동소수점	float floating
+부르	call invoke
 부모	parent
+부모클래스	base parent superclass
 부분문자열	substring
 부분적용	partial functools
+부분집합	subset issubset
+부호	sign copysign
 분	minute minutes
+분류	classify category group
 분리	split separate
 분산	variance
 분수	fraction fractions
 분포	distribution
 분할	split partition chunk
+불러	call load
 불러오	load import read
+불러온	load import
+불러올	load import
 불러와	load import read
 불리언	bool boolean
+불린	bool boolean
 불변	immutable frozen
 붙여	append join concat
+붙여넣	paste insert
+붙여넣기	paste
 붙이	append join concat
+붙인	append join
 브라우저	browser webbrowser
+브레이크포인트	breakpoint
 블로킹	blocking block
+블록	block
+비공개	private
 비교	compare diff cmp
+비교함수	cmp key comparator
 비동기	async asyncio await
 비밀	secret secrets
 비밀번호	password passwd getpass
 비밀키	secret key hmac
 비슷	similar close
 비슷한지	similar
+비어있	empty
 비어있는	empty
 비우	clear empty flush
+비운	clear empty
+비워	clear empty
+비율	ratio rate
+비정상	abnormal invalid error
+비정상종료	abort crash
 비트	bit bits
+비트연산	bitwise
 빈	empty blank
 빈도	frequency count counter
 빈칸	blank whitespace space
+빌더	builder
 빌드	build
+빌림	borrow
 빌트인	builtin builtins
+빠르	fast quick
+빠른	fast quick
+빠지	missing
+빠진	missing
+빨간	red
+빨간색	red
 빼	remove subtract
+뺀	subtract remove
 뺄셈	sub subtract
 뽑	pick sample choose
 사용량	usage resource
 사용법	usage help
 사용자	user username
+사용자명	username getuser
 사용자정의	custom user defined
+사이즈	size
+사인	sin sign
 사전	dict dictionary
+사진	image photo
 삭제	delete remove unlink del
+살아있	alive is_alive
 삼각함수	sin cos tan
 삽입	insert
 상관관계	correlation
 상대	relative rel
+상대경로	relpath relative
+상세	detail verbose
 상속	inherit subclass inheritance
 상수	constant const
 상위	parent upper super
+상위클래스	superclass base
 상태	state status
 상태코드	status code
 새	new
 새로	new
+새로고침	refresh reload
 색	color
+색깔	color
 색상	color
 샘플	sample
 샘플링	sample sampling
+생산자	producer
 생성	create make new generate
 생성시간	ctime getctime creation time
+생성일	ctime created creation
 생성자	constructor init new
+서머타임	dst
 서명	signature sign hmac
+서명검증	verify signature
 서버	server
+서브커맨드	subcommand subparsers
+서브클래스	subclass
 서브프로세스	subprocess process
 서식	format
+서치	search
 섞	shuffle
 섞어	shuffle
+선언	declare
 선택	select choice choose option
+선택적	optional
 선형회귀	linear regression
+설명	description doc help
 설정	config settings setting configure
+설정파일	config configparser ini
 설치	install setup
 성능	performance perf
 세	count counter
 세금	tax
+세로	height vertical
 세마포어	semaphore
 세션	session
+세어	count
+세터	setter set
 세트	set frozenset
 세팅	settings setting config
+섹션	section
+센	count
+셀	count cell
 셋	set frozenset
+셋업	setup
 셔플	shuffle
 셸	shell
 셸브	shelve
+소멸자	destructor del drop
 소문자	lower lowercase
+소비자	consumer
 소수	decimal prime
 소수점	decimal point float
+소수판별	isprime prime
 소스	source src
 소스코드	source code
+소요시간	elapsed duration
+소유권	ownership owner borrow
 소유자	owner chown
+소인수분해	factorize factors prime
 소켓	socket
+소트	sort sorted
+소팅	sort sorted sorting
+속도	speed performance fast
+속도제한	rate limit throttle
 속성	attribute attr property
 솔트	salt
 송신	send sendall
 송장	invoice
+수락	accept
+수명	lifetime
 수신	receive recv
+수신자	recipient
 수정	modify edit update fix
 수정시간	mtime modified
+수정일	mtime modified
+수집	collect gather
 수학	math
 순서	order ordered sequence
+순서있는	ordered ordereddict
 순열	permutation permutations
+순환	cycle circular
 순회	traverse walk iterate
+숨겨	hide hidden
+숨기	hide hidden
+숨긴	hidden
 숨김	hidden
 숫자	number digit numeric
 쉘	shell
 쉼표	comma
+슈퍼	super
+슈퍼클래스	superclass
 스레드	thread threading
+스레드아이디	ident get_ident thread
+스레드안전	threadsafe lock
+스레드풀	threadpoolexecutor pool threadpool
+스왑	swap
 스케줄	schedule scheduler sched
 스케줄러	scheduler sched
 스케쥴	schedule sched
+스코프	scope
+스크래핑	scrape
+스크립트	script
 스키마	scheme schema
 스킴	scheme
 스킵	skip
 스택	stack
 스택트레이스	traceback stack trace
+스텁	stub
+스트리밍	streaming stream
 스트림	stream
+스트립	strip
 스트링	string str
+스페이스	space
+스프레드시트	spreadsheet csv excel
+스플릿	split
 슬라이스	slice
 슬라이싱	slice slicing
+슬래시	slash
 슬립	sleep
 시	hour hours
 시각	time datetime clock
 시간	time
 시간대	timezone tz
+시간차	timedelta delta difference
 시간초과	timeout
+시계	clock
 시그널	signal
 시도	attempt retry try
 시드	seed
 시스템	system sys os
 시작	start begin init
+시작하는	startswith start
+시작하는지	startswith start
+시차	utcoffset offset timezone
 시퀀스	sequence seq
+시크	seek
+시크릿	secret secrets
+시프트	shift
+식별	identify id
 식별자	identifier id
 신호	signal
 실수	float real
+실제값	actual
 실패	fail failure failed
 실행	run execute exec
 실행기	executor
+실행시간	elapsed timeit perf_counter
+실행중	running
+실행취소	undo
+실행파일	executable exe
 심링크	symlink
 심볼릭링크	symlink link
+십육진수	hex hexadecimal
 십진수	decimal
+싱글톤	singleton
+쌍	pair tuple
+써	write
+써서	write
 쓰	write
 쓰기	write
 쓰레드	thread threading
+쓰레드풀	threadpoolexecutor pool threadpool
+쓰면	write
+쓰지	write
+쓴	written write
+쓸	write
 아규먼트	argument arg
 아스키	ascii
+아스키코드	ord ascii
+아웃풋	output
+아이템	item items
 아이피	ip address
 아카이브	archive tar zip
+아토믹	atomic
 안전	safe secure
+알고리즘	algorithm
+알리	notify alert
+알림	notify notification
 알아내	find get detect
+알아낸	find detect
+알아보	check find
+알파벳	alpha isalpha alphabet letters
 암호	password crypt cipher
 암호화	encrypt cipher crypt ssl
 압축	compress zip gzip
+압축파일	archive zip
 압축풀기	extract decompress unzip unpack
 압축해제	extract decompress unzip unpack
+앞	front head
 앞뒤	strip leading trailing
+야믈	yaml
 약한참조	weakref
+양수	positive
+얕은	shallow copy
 얕은복사	copy shallow
 어노테이션	annotation annotations
 어서트	assert
+어설션	assert assertion
+어싱크	async
+어웨이트	await
+어제	yesterday
 어트리뷰트	attribute attr
+언랩	unwrap
 언패킹	unpack unpacking
 언팩	unpack
 얻	get obtain
+얻어	get obtain
+업그레이드	upgrade
 업데이트	update
 업로드	upload
 없	no missing
 없는지	exists missing
 없애	remove delete strip
+없앤	remove
+없음	none missing
 에러	error
+에러코드	errno code
+에스큐엘	sql
 에포크	epoch
+에폭	epoch
 엑셀	excel csv
+엔드포인트	endpoint
 엔디안	endian byteorder
+엔디언	endian byteorder
+엔터	enter newline
 엔트리포인트	entry points
 엔티티	entity
+엘리먼트	element
+여는	open
 여러	multiple many
 역순	reverse reversed
 역직렬화	load loads deserialize
 역추적	traceback
 연결	connect connection link
+연결리스트	linked list
 연도	year
 연산	operator operation op
 연산자	operator
 열	column col
+열거	enumerate
 열거형	enum
+열고	open
 열기	open
+열려	open opened
+열린	open opened
+열면	open
 열어	open
+열지	open
+영문자	ascii letters isalpha
+영숫자	alnum isalnum
+예쁘게	pretty pprint indent
+예상	expected
+예시	example sample
 예약	schedule
 예외	exception error
+예외처리	except exception handle
+예제	example sample
 오늘	today
 오류	error
+오류코드	errno code
 오른쪽	right rjust rstrip
+오른쪽정렬	rjust right
 오름차순	ascending sort sorted
+오버라이드	override
+오버라이딩	override
+오버로드	overload
+오버로딩	overload
+오버플로우	overflow
 오브젝트	object
+오차	tolerance error epsilon
 오프셋	offset seek
+오픈	open
+올려	upload raise
+올리	upload raise increase
 올림	ceil
+올바른	valid correct
 옮겨	move
 옮기	move
+옮긴	moved move
+옵셔널	optional
 옵션	option options opt
 와일드카드	wildcard glob fnmatch
+완료	done complete finished
+외래키	foreign key
 외부	external
+외부명령	subprocess command
 왼쪽	left ljust lstrip
+왼쪽정렬	ljust left
 요소	element item
 요약	summary shorten
 요일	weekday day
 요청	request req
 용량	size capacity
 우선순위	priority heapq
+우선순위큐	priority queue heapq
 운영체제	os system platform
+워닝	warning
 워커	worker
+원격	remote
 원래	original
+원본	original source
 원소	element item member
+원인	cause
+원자적	atomic
+원주율	pi
 월	month
+웨이트그룹	waitgroup
 웹	web http
+웹소켓	websocket
+웹페이지	page html
 위상정렬	topological sort graphlib
 위젯	widget
 위치	position offset pos location
+위치인자	positional
 윈도우	windows win nt
 윈도우즈	windows win32 nt
+유니온	union
 유니코드	unicode unicodedata
 유닉스	unix posix epoch
+유닉스시간	epoch timestamp
 유닛테스트	unittest test
+유디피	udp
 유사도	similarity ratio
+유알엘	url
+유일	unique
 유저	user
+유저에이전트	useragent user agent
 유지	keep preserve
+유티씨	utc
+유틸	util utils
+유틸리티	utility util utils
 유형	type kind
+유효	valid
+유효기간	expiry expires
 유효성	valid validate validation
+유효한지	valid isvalid
 윤년	leap year isleap
 음수	negative
 응답	response reply
+응답코드	status code
 의존성	dependency dependencies requires
 이넘	enum
 이동	move rename
 이름	name
+이름공간	namespace
+이름바꾸	rename
 이름바꾸기	rename
+이름바꿔	rename
 이름변경	rename
 이름있는튜플	namedtuple
 이메일	email mail message
@@ -8238,62 +8718,117 @@ KOREAN_GLOSSARY_TEXT = '''
 이벤트루프	event loop asyncio
 이분탐색	bisect binary search
 이스케이프	escape
+이어붙여	concat join append
+이어붙이	concat join append
+이어쓰기	append
 이전	previous prev old
 이진	binary bin
+이진검색	bisect binary search
+이진수	bin binary
 이진탐색	bisect binary search
+이진트리	binary tree
+이차원	matrix grid 2d
 이터러블	iterable
 이터레이터	iterator iter
+익명함수	lambda anonymous
 익셉션	exception
+인가	authorization authorize
 인덱스	index idx
+인서트	insert
 인쇄	print
 인수	argument arg args
 인스턴스	instance
+인스턴스인지	isinstance
+인스톨	install
 인용	quote
 인자	argument arg args
 인증	auth authenticate login
 인증서	certificate cert ssl
 인코더	encoder
+인코드	encode
 인코딩	encode encoding
+인터넷	internet network
 인터럽트	interrupt keyboardinterrupt
+인터페이스	interface
+인터프리터	interpreter executable
+인트	int
 인풋	input
 일	day
+일괄	batch bulk
 일부	partial part
+일수	days
+일시정지	pause sleep
+일으켜	raise
+일으키	raise
 일정	fixed constant regular
 일치	match equal
 읽	read
 읽기	read
 읽기전용	readonly read
 읽어	read
+읽어들이	read load
 읽어오	read load
+읽어온	read load
+읽어와	read load
+읽지	read
 임시	temp tmp temporary tempfile
+임시파일	tempfile temporary namedtemporaryfile
+임의	random arbitrary
 임포트	import
 입력	input stdin
+입력받	input read
 있	exists has
 있는지	exists contains
+자동	auto automatic
 자료형	type types
 자르	split cut truncate slice
 자르기	truncate cut slice
+자른	cut truncate split
+자를	cut truncate split
 자릿수	digits ndigits precision
+자세히	verbose detail
 자식	child children
+자식클래스	subclass child
 자정	midnight
 자주	frequent common most
+작	smaller less
+작게	smaller less
 작업	task job work
 작업디렉터리	cwd getcwd
 작업자	worker
+작은	smaller less small
+작은따옴표	single quote
 잘라	split cut truncate slice
+잘라내	cut truncate strip
 잘못	wrong invalid bad
+잠가	lock acquire
+잠그	lock acquire
 잠금	lock
+잠금해제	unlock release
+잠시	sleep
 잡	catch except handle
 잡아	catch except handle
+재개	resume
 재귀	recursive recurse recursion
+재귀한도	recursionlimit
+재발생	reraise raise
 재시도	retry retries
+재시작	restart
+재연결	reconnect
 저장	save store write dump
 저장소	store storage
+전달	forward pass send
+전부	all
 전송	send transfer
 전역	global globals
+전역변수	globals global
+전자우편	email mail
+전체	all whole total entire
 절대	absolute abs
+절대경로	abspath absolute resolve
 절댓값	abs absolute
 접근	access
+접근권한	permission access
 접두사	prefix
 접두어	prefix
 접미사	suffix
@@ -8307,20 +8842,29 @@ KOREAN_GLOSSARY_TEXT = '''
 정리	cleanup clean
 정밀도	precision
 정보	info information
+정상	normal ok
 정수	int integer
+정의	define definition def
 정적	static staticmethod
+정적메서드	staticmethod static
+정적으로	static staticmethod
 제거	remove strip delete
 제곱	square pow power
 제곱근	sqrt
 제너레이터	generator yield
+제너릭	generic typevar
 제네레이터	generator yield
 제네릭	generic typevar
 제목	subject title
 제외	exclude ignore
+제이슨	json
 제출	submit
 제한	limit max
 조각	slice chunk piece
 조건	condition
+조건문	condition
+조건변수	condition cond
+조용히	quiet silent
 조인	join
 조합	combination combinations
 조회	lookup get query select
@@ -8332,25 +8876,37 @@ KOREAN_GLOSSARY_TEXT = '''
 주문	order
 주석	comment annotation
 주소	address addr
+죽여	kill
 죽이	kill terminate
 줄	line lines
 줄바꿈	newline wrap linebreak
+줄수	line count lines
 줄씩	line lines readline
 줄여	shrink reduce shorten truncate
+줄이	shrink reduce line
 줄이기	shrink reduce shorten truncate
 줄이는	shrink reduce shorten truncate
+줄인	shrink reduce
 중간	middle
 중단	abort break stop
 중단점	breakpoint
 중복	duplicate duplicates dedup
+중복제거	dedup unique
 중앙값	median
 중지	stop halt
 중첩	nested nest
+증가	increment increase inc
 지금	now
+지나면	elapsed expired after
+지난	past last previous elapsed
 지수	exp exponent
 지역	local locals
+지역변수	locals local
 지연	delay sleep
+지연로딩	lazy load
 지우	delete remove
+지운	deleted delete remove
+지울	delete remove
 지워	delete remove
 지정	specified given
 지집	gzip
@@ -8359,154 +8915,280 @@ KOREAN_GLOSSARY_TEXT = '''
 진수	base hex bin oct
 진입점	entry point main
 진행	progress
+진행률	progress percent
+진행바	progress bar progressbar
+집계	aggregate count
+집파일	zip zipfile
 집합	set
 짝수	even
+짝지	zip pair
+짧은	short
 쪼개	split
+쪼갠	split
+차단	block deny
 차이	diff difference delta
+차이점	diff difference
+차집합	difference
+참	true
+참고	reference see
 참조	reference ref
+참조카운트	refcount getrefcount
 창	window tk
+창고	store repository
 찾	find search
 찾기	find search lookup get
+찾아	find search
+찾아내	find detect
+찾아보	find lookup
+찾지	find search
+채널	channel chan
+채우	fill pad
 채우기	fill pad
+채운	fill filled
 채워	fill pad
+처리	handle process
+처리기	handler processor
+처음	first start begin
 첨부	attachment attach
+첨부파일	attachment attach
 첫	first
+첫글자	first capitalize
+첫번째	first
+첫줄	first line readline
 청구서	invoice bill
 청크	chunk chunks
+체인	chain
 체크섬	checksum crc
 초	second seconds
 초기화	init initialize reset clear
+초록색	green
 총합	sum total
+최근	recent latest last
+최단경로	shortest path dijkstra
 최대	max maximum
 최대값	max maximum
 최대공약수	gcd
+최대힙	heap max heapq
 최댓값	max maximum
 최빈값	mode
 최소	min minimum
 최소값	min minimum
 최소공배수	lcm
+최소힙	heapq heap min
 최솟값	min minimum
+최신	latest newest
+최적화	optimize optimization
 추가	add append insert
 추상	abstract abc
+추상구문트리	ast
+추상클래스	abc abstract abstractmethod
 추적	trace traceback track
 추출	extract
 축약	reduce
 출력	print output write
+충돌	conflict crash collision
 취소	cancel
 측정	measure timeit perf
+치명적	critical fatal
 치환	substitute replace sub
 카운터	counter count
 카운트	count counter
+카피	copy
+칸	column cell width
 칼럼	column col
+캐릭터	char character
 캐쉬	cache cached lru
+캐스팅	cast
 캐시	cache cached lru
+캐싱	cache caching
 캔버스	canvas
 캘린더	calendar
 캡처	capture
+커넥션	connection conn
+커넥션풀	pool connection
 커맨드	command cmd
 커맨드라인	command line argv
 커밋	commit
 커버리지	coverage trace
 커서	cursor
 커스텀	custom
+컨디션	condition
+컨스트럭터	constructor
 컨테이너	container
 컨텍스트	context
 컨텍스트매니저	context manager with
 컨피그	config configparser
+컬러	color colour
 컬럼	column col
 컬렉션	collection collections
 컴파일	compile
 컴프리헨션	comprehension
+켜	enable start
 코드	code
 코루틴	coroutine async
+코사인	cos
 코어	cpu count cores
 콘솔	console terminal
+콘텐츠타입	content_type mimetype
+콘텐트타입	content_type mimetype
+콜러블	callable
 콜백	callback
+콜스택	stack frame
 콤마	comma
 쿠키	cookie cookies
 쿠키저장소	cookiejar
 쿼리	query
+쿼리스트링	querystring query
 큐	queue
+크	larger greater
+크게	larger greater
 크기	size len
+크기조절	resize
+크론	cron schedule
+크롤링	crawl scrape
+큰	larger greater big
+큰따옴표	double quote
 클라이언트	client
 클래스	class cls
+클래스메서드	classmethod
+클로저	closure nonlocal
+클로즈	close
+클론	clone
+클릭	click
 클립보드	clipboard
 키	key
+키값	key value
 키보드	keyboard key
 키워드	keyword kwargs
+키워드인자	kwargs keyword
+키입력	keypress key input
+키함수	key
+킬	kill
+타겟	target
 타르	tar tarfile
 타이머	timer
+타임델타	timedelta
 타임스탬프	timestamp
 타임아웃	timeout
 타임존	timezone tz
 타입	type typing
+타입검사	isinstance typecheck type
+타입변환	convert cast
+타입체크	isinstance typecheck
 타입힌트	type hint annotation typing
 탐색	search walk traverse
+탐지	detect
 태그	tag
 태스크	task
 탭	tab tabs expandtabs
 터미널	terminal tty
 터틀	turtle
 테스트	test unittest
+테스트스위트	suite testsuite
+테스트케이스	testcase test
 테이블	table
 텍스트	text
 템플릿	template
+토크나이저	tokenizer tokenize
 토큰	token
 토큰화	tokenize tokenizer
 통계	statistics stats
+통과	pass passed
+통합	integrate merge
 통화	currency
 튜플	tuple
 트랜잭션	transaction
 트레이스	trace traceback
 트레이스백	traceback
+트레이트	trait
 트리	tree
+트림	trim strip
 특수	special
+특수문자	special punctuation escape
 특정	specific
+틀린	wrong invalid
+티씨피	tcp
+티어다운	teardown
 파라메터	parameter param
 파라미터	parameter param
+파란	blue
+파란색	blue
 파서	parser
 파싱	parse parser
+파이썬	python
 파이프	pipe
+파이프라인	pipeline pipe
 파일	file
 파일명	filename name
+파일목록	listdir files glob scandir
 파일시스템	filesystem fs os
 파일이름	filename name
+파일인지	isfile file
+파일크기	getsize size st_size
 판별	check detect determine
+패닉	panic
 패딩	pad padding zfill
+패스	path
 패스워드	password passwd getpass
 패치	patch
 패키지	package
+패킷	packet
 패턴	pattern
+팩토리	factory
 팩토리얼	factorial
+퍼블릭	public
 퍼센트	percent quote
 퍼센트인코딩	quote urlencode percent
+펑션	function func
+페이로드	payload
+페이지	page
+페이지네이션	pagination page
 펼치	flatten expand unpack
 평가	eval evaluate
 평균	mean average avg
+평탄화	flatten
 폐기	deprecated deprecation
 포매터	formatter
 포매팅	format formatting
 포맷	format
 포맷터	formatter
 포맷팅	format formatting
+포스트	post
+포인터	pointer ptr
 포트	port
 포함	contains include in
 폭	width
 폰트	font
 폴더	folder directory dir
+폴더명	dirname directory
+폼	form
+표	table
 표본	sample
 표시	display show
 표준	standard std
 표준에러	stderr
 표준오류	stderr
 표준입력	stdin input
+표준입출력	stdin stdout
 표준출력	stdout print
 표준편차	stdev
+표현	repr representation expression
+표현식	expression expr
 풀	extract unzip unpack
+풀어	extract unpack
 퓨처	future
+프라이빗	private
+프레임	frame
+프로그램	program
+프로그레스바	progressbar progress bar
+프로미스	promise
 프로세스	process
+프로세스아이디	pid getpid
+프로세스풀	pool processpoolexecutor
+프로즌셋	frozenset
 프로토콜	protocol
 프로파일	profile profiler cprofile
+프로파일러	profiler cprofile
 프로파일링	profile profiler
 프로퍼티	property attribute attr
 프록시	proxy
@@ -8515,38 +9197,73 @@ KOREAN_GLOSSARY_TEXT = '''
 플래그	flag flags
 플랫폼	platform
 플러시	flush
+플레이스홀더	placeholder
+플로트	float
+피보나치	fibonacci fib
 피클	pickle
+피하	avoid
+피하는	avoid
+피하려면	avoid
 픽스처	fixture setup
 필드	field
+필수	required
 필터	filter
 핍	pip ensurepip
+핑	ping
+하나씩	iterate each
 하위	sub child
+하위디렉터리	subdirectory subdir walk
 하위명령	subcommand subparsers
+하위클래스	subclass
+하위폴더	subdirectory subdir walk
 하위프로세스	subprocess
 한글	hangul unicode
+한번	once
+한줄	line
+할당	alloc allocate assign
 함수	function func
 합	sum
 합계	sum total
+합집합	union
 합쳐	merge join combine
 합치	merge join combine
 합치기	join merge concat
+합친	merged merge join
+합칠	merge join combine
 항목	item entry items
+해결	resolve solve fix
 해석	resolve interpret
 해시	hash hashlib digest
+해시값	hash digest hexdigest
 해시맵	dict hash mapping hashmap map
+해시테이블	hashtable hash dict
 해싱	hash hashlib
 해제	extract decompress release unlock
+핸들	handle
 핸들러	handler
+핸들링	handling handle
 행	row line
+행렬	matrix
+허용	allow permit
 헤더	header headers
+헬퍼	helper util
 현재	current now
+현재디렉터리	getcwd cwd
+현재스레드	current_thread
+현재폴더	getcwd cwd
+현지시간	localtime local
+형변환	cast convert
 형식	format type
 호스트	host hostname
+호스트명	hostname gethostname
 호출	call invoke
+호출가능	callable
+호출스택	stack frame traceback
 호환	compat compatible
 홀수	odd
 홈	home
 화면	screen display
+화면지우기	clear cls
 확률	probability
 확인	check verify
 확장	extend expand extension
@@ -8554,8 +9271,12 @@ KOREAN_GLOSSARY_TEXT = '''
 환경	environment env
 환경변수	environ env getenv
 환경설정	config configuration settings
+회전	rotate rotation
+획득	acquire
 횟수	count times
+효율적	efficient
 후	after later
+흰색	white
 히스토리	history
 힌트	hint hints
 힙	heap heapq
