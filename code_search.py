@@ -7708,8 +7708,6 @@ KOREAN_GLOSSARY_TEXT = '''
 가중치	weights weight
 가중평균	weighted average mean
 가짜	fake mock dummy
-각	each
-각각	each
 각도	angle degrees degree
 간격	interval
 간단	simple
@@ -7738,7 +7736,6 @@ KOREAN_GLOSSARY_TEXT = '''
 거리	distance dist
 거부	deny reject refuse
 거북이	turtle
-거짓	false
 건너뛰	skip
 건너뛰기	skip
 건너뛰어	skip
@@ -8076,7 +8073,6 @@ KOREAN_GLOSSARY_TEXT = '''
 리스폰스	response
 리슨	listen
 리퀘스트	request
-리턴	return
 리턴코드	returncode
 리플레이스	replace
 리플렉션	reflection reflect
@@ -8143,9 +8139,7 @@ KOREAN_GLOSSARY_TEXT = '''
 몇	few number
 모니터	monitor
 모니터링	monitor watch
-모두	all
 모듈	module
-모든	all every
 모아	collect gather
 모으	collect gather
 모으려면	collect gather
@@ -8818,7 +8812,6 @@ KOREAN_GLOSSARY_TEXT = '''
 저장	save store write dump
 저장소	store storage
 전달	forward pass send
-전부	all
 전송	send transfer
 전역	global globals
 전역변수	globals global
@@ -8929,7 +8922,6 @@ KOREAN_GLOSSARY_TEXT = '''
 차이	diff difference delta
 차이점	diff difference
 차집합	difference
-참	true
 참고	reference see
 참조	reference ref
 참조카운트	refcount getrefcount

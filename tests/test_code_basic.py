@@ -191,6 +191,9 @@ class TutorialApiTests(unittest.TestCase):
                        or not code_search.HANGUL.match(word)]
         self.assertEqual(unreachable, [])
         self.assertEqual(code_search.korean_meanings('압축을')[:1], ['compress'])
+        meaningless = [word for word, english in code_search.KOREAN_GLOSSARY.items()
+                       if not any(code_search.word_terms(meaning) for meaning in english)]
+        self.assertEqual(meaningless, [])      # only stop words: the entry would do nothing
 
     def test_a_word_finds_its_synonyms_whatever_its_ending(self):
         weights = code_search.query_terms('deleting Folders')[0]
