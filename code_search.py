@@ -97,6 +97,7 @@ SYNONYM_WEIGHT = 0.5        # another word for a question's word (folder -> dire
 SYNONYM_POSTING_LIMIT = 100000  # a synonym found nearly everywhere is skipped (chars)
 PRIVATE_NAME_WEIGHT = 0.85  # _private definitions rank below public ones
 EXPORTED_WEIGHT = 1.3       # definitions a module lists in __all__: its public API
+MODULE_CODE_WEIGHT = 0.7    # a file's code outside definitions, whose docstring sums it up
 EXACT_NAME_WEIGHT = 2.0     # a definition named exactly as the question spells a name
 RERANK_DEPTH = 300          # how many leading candidates the name weights look at
 PHRASE_WEIGHT = 2.0         # a hit with a string literal that holds, in a row, ...
@@ -4946,8 +4947,9 @@ def dotted_names(relative, symbol):
 
 
 def rerank_by_name(index, question, scores, top_k, factors):
-    """The top_k (chunk number, hit) after the exact-name, private-name, exported and
-    phrase weights, each noted in factors, have been applied to the leading candidates.
+    """The top_k (chunk number, hit) after the exact-name, private-name, exported,
+    module-code and phrase weights, each noted in factors, have been applied to the
+    leading candidates.
 
     Only the best RERANK_DEPTH candidates are looked at, so a search decodes the chunk
     names of a few files, not of every file a common word touches; only the best
@@ -4965,7 +4967,9 @@ def rerank_by_name(index, question, scores, top_k, factors):
         for what, weight, holds in (('exact name', EXACT_NAME_WEIGHT, exact),
                                     ('private name', PRIVATE_NAME_WEIGHT,
                                      bool(PRIVATE_NAME.search(entry['symbol']))),
-                                    ('exported', EXPORTED_WEIGHT, bool(entry.get('exported')))):
+                                    ('exported', EXPORTED_WEIGHT, bool(entry.get('exported'))),
+                                    ('module code', MODULE_CODE_WEIGHT,
+                                     entry['symbol'] == '<module>')):
             if holds and weight != 1.0:                 # a weight set to 1 says nothing
                 applied[what] = weight
                 scores[n] *= weight

@@ -81,6 +81,29 @@ class RankingTests(RankingCase):
         self.assertEqual(asked[0]['symbol'], 'test_redirects_are_followed')
 
 
+class ModuleCodeTests(TempDirCase):
+    def test_a_definition_ranks_above_the_module_docstring_that_sums_it_up(self):
+        root = self.tmp / 'colours'
+        write(root / 'colors.py', (
+            '"""Colour conversions: convert an RGB colour to hue, saturation and value."""\n'
+            'import math\n'
+            '\n'
+            'ONE_THIRD = 1.0 / 3.0\n'
+            'print("loaded", math.pi)\n'
+            '\n\n'
+            'def rgb_to_hsv(r, g, b):\n'
+            '    """Convert r, g, b to hue, saturation and value."""\n'
+            '    return max(r, g, b), min(r, g, b), 0.0\n'))
+        chunks, _ = code_search.scan_tree(root)
+        hits = code_search.search_index(code_search.make_search_index(chunks),
+                                        'convert an rgb colour to hue saturation and value',
+                                        top_k=2, explain=True)
+        self.assertEqual([hit['symbol'] for hit in hits], ['rgb_to_hsv', '<module>'])
+        weight = hits[1]['explain']['factors']['module code']
+        self.assertEqual(weight, code_search.MODULE_CODE_WEIGHT)
+        self.assertGreater(hits[1]['score'] / weight, hits[0]['score'])   # it decided
+
+
 class ExplainTests(RankingCase):
     def assert_adds_up(self, hit):
         explained = hit['explain']
