@@ -3912,7 +3912,7 @@ def read_synonyms(text):
     Keyed by term, so a question's 'folders' or 'deleting' finds its group too."""
     synonyms = {}
     for line in text.strip().splitlines():
-        group = line.split()
+        group = [word for word in line.split() if word_terms(word)]   # no stop words
         for word in group:
             others = synonyms.setdefault(word_terms(word)[0], [])
             others.extend(other for other in group if other != word and other not in others)
@@ -9285,60 +9285,60 @@ KOREAN_GLOSSARY = read_glossary(KOREAN_GLOSSARY_TEXT)
 ENGLISH_SYNONYMS_TEXT = '''
 folder directory dir
 subfolder subdirectory subdir
-delete remove unlink rm erase
-create make new mk build
-copy clone duplicate
+delete remove unlink rm erase rmdir removedirs rmtree del
+create make new mk build mkdir makedirs
+copy clone duplicate dup
 move rename mv
 executable program binary exe
-biggest largest max maximum
-smallest min minimum
-begin start
+biggest largest max maximum highest nlargest
+smallest min minimum lowest nsmallest
+begin start beginning
 finish end complete done
 stop halt terminate kill
 wait join block
 run execute exec call invoke
 current now today
-random rand
-check validate verify test
-convert transform
+random rand rng
+check validate verify test chk
+convert transform cast coerce strconv
 parse decode read
-write dump save store
+write dump save store persist
 load read restore
-print display show output
-text string str
+print display show output println printf
+text string str txt
 number num int integer
-list sequence array
-dict mapping map dictionary
-error exception err failure
+list sequence array arraylist
+dict mapping map dictionary hashmap
+error exception err failure exc
 warning warn
 message msg
-argument arg param parameter
-option flag opt
+argument arg param parameter args argv params
+option flag opt opts
 command cmd
 environment env environ
 variable var
-temporary temp tmp
-configuration config conf settings setting
+temporary temp tmp tempfile mkstemp mkdtemp
+configuration config conf settings setting cfg
 connection conn connect
 address addr
-password passwd
+password passwd getpass
 directory dir folder
 file path
-size length len
-count number total
+size length len sz getsize
+count number total cnt
 sum total add
-average mean
-combine join merge concatenate
+average mean avg
+combine join merge concatenate concat
 split separate divide
 replace substitute sub
 search find lookup locate
 match matches fnmatch
-pattern regex re
+pattern regex re regexp
 compress zip gzip deflate
 decompress unzip extract inflate
 archive tar zip
 encrypt cipher
-hash digest checksum
+hash digest checksum hashcode md5 sha1 sha256 crc crc32
 timeout deadline limit
 retry again repeat
 schedule enter delay
@@ -9346,14 +9346,14 @@ thread threading
 process subprocess proc
 lock mutex
 queue fifo
-async asyncio coroutine
-callback handler hook
-url uri link
+async asyncio coroutine coro
+callback handler hook cb
+url uri link href
 web http html
-email mail message
-header headers
+email mail message smtp
+header headers hdr
 date day calendar
-time clock timestamp
+time clock timestamp ts
 year annual
 month monthly
 week weekly
@@ -9366,29 +9366,278 @@ similar close fuzzy
 difference diff delta
 sort order sorted
 reverse reversed backwards
-unique distinct dedupe
+unique distinct dedupe uniq dedup deduplicate
 duplicate copy deepcopy
 object instance obj
 class type
-function func callable
+function func callable fn
 method meth
-attribute attr property
+attribute attr property prop props
 module mod package
-import load
+import load require
 traceback stack trace
-debug debugger breakpoint pdb
+debug debugger breakpoint pdb dbg
 log logging logger
 profile profiler stats
 memory mem cache
 cache memoize lru
-generator iterator iter
+generator iterator iter gen
 loop iterate
-user username
-home expanduser
+user username usr
+home expanduser homedir
 browser webbrowser
 terminal console tty
 screen display
 color colour
+picture image img pic
+buffer buf
+source src
+destination dest dst
+target tgt
+previous prev
+current cur curr
+original orig
+reference ref
+request req
+response resp reply
+library lib
+package pkg crate
+position pos offset
+increment incr inc
+decrement decr dec
+calculate compute calc
+index idx
+column col colno
+line lineno
+character char chr ch
+pointer ptr
+value val
+context ctx
+descriptor fd fileno
+specification spec
+information info
+metadata meta
+initialize init setup
+initialise initialize
+constructor ctor
+destructor dtor finalizer
+allocate alloc malloc
+garbage gc
+authenticate authentication auth
+authorization authorize authz
+certificate cert
+credential credentials cred creds
+document doc
+documentation docs docstring
+element elem el
+expression expr
+statement stmt
+declaration declare decl
+definition defn
+identifier ident id
+uuid guid
+implementation impl implements
+millisecond milliseconds ms millis msec
+microsecond microseconds usec micros
+nanosecond nanoseconds ns nanos nsec
+second seconds sec secs
+sequence seq
+boolean bool
+floating float double
+quantity qty amount
+standard std
+input stdin
+stdout output
+utility util utils helper
+miscellaneous misc
+manager mgr
+control ctrl ctl
+system sys
+operating os
+repository repo
+version ver
+revision rev
+counter cnt tally
+array arr
+vector vec
+template tmpl tpl
+format fmt sprintf
+receive recv
+transmit tx send
+transaction txn tx
+signature sig
+signal sig
+description desc
+descending desc
+ascending asc
+administrator admin
+application app
+database db
+table tbl
+cursor cur
+generate gen
+channel chan
+socket sock
+network net
+interface iface trait
+protocol proto
+packet pkt
+host hostname
+ip ipaddr inet
+service svc
+server srv
+button btn
+letter alpha alphabetic
+digit digits numeric
+whitespace space blank ws
+trim strip lstrip rstrip
+upper uppercase caps
+lower lowercase casefold
+capitalize capitalise title
+insensitive ignorecase casefold
+newline linefeed eol crlf
+pad padding zfill ljust rjust
+center centre
+dedent unindent
+pretty pprint prettify
+representation repr tostring
+separator sep delimiter delim
+parenthesis paren parens
+symbolic symlink
+shortcut symlink link
+hardlink link
+permission permissions perm perms chmod
+owner chown
+modified mtime modification
+timestamp mtime
+accessed atime
+created ctime birthtime
+newest latest recent
+oldest earliest
+big large size
+parent dirname
+filename basename stem
+extension ext suffix splitext
+absolute abspath abs
+relative relpath
+canonical realpath resolve
+working cwd getcwd
+chdir cd
+walk traverse
+wildcard glob fnmatch
+entries scandir listdir readdir
+flush fsync sync
+synchronize sync
+seek offset
+append push extend
+prepend unshift appendleft
+dequeue popleft poll
+enqueue offer
+stack lifo
+priority heap heapq
+node vertex
+optional nullable maybe
+null nil undefined
+default fallback
+reduce fold accumulate
+flatten flat
+frequency freq occurrences
+percent percentage pct
+fraction ratio frac
+power pow exponent
+logarithm log ln
+remainder modulo mod
+division div quotient
+multiply mul multiplication
+subtract sub minus
+plus add addition
+greater gt
+less lt
+equal eq equals
+compare cmp comparison
+statistics stats stat
+serialize marshal pickle serialise serde
+deserialize unmarshal unpickle
+hexadecimal hex
+binary bin
+encoding charset codec enc
+sanitize clean scrub
+tidy normalize clean
+normalize normalise normpath
+tokenize tokenizer lex lexer
+token tok
+syntax ast
+evaluate eval
+constant const
+public exported pub
+mutable mut
+immutable frozen readonly
+parallel concurrent concurrency
+notify notification
+listener observer subscriber
+emit dispatch trigger
+event evt
+route router endpoint
+payload body
+download fetch urlretrieve
+login signin logon
+undo revert rollback
+properties props
+hint annotation
+inherit inheritance extends subclass
+superclass base super
+contains includes
+prefix startswith
+suffix endswith
+substring substr slice
+datetime dt
+timezone tz tzinfo
+utc gmt
+duration elapsed timedelta
+pause sleep
+benchmark timeit perf
+performance perf
+assertion assert
+mock fake stub
+prompt ask input
+shell sh bash
+windows win32 nt
+mac macos darwin osx
+processor cpu
+interrupt sigint keyboardinterrupt
+exit quit
+dependency dep deps
+enumeration enum
+markdown md
+comma csv
+yaml yml
+language lang
+filesystem fs
+condition cond
+predicate pred
+operator op ops
+expiry expiration ttl
+batch chunk
+pagination paginate page
+depth level
+level lvl
+anonymous lambda
+decorator wraps wrapper
+result res
+future promise deferred
+cancel abort
+exist exists
+identical samefile
+mimetype mime
+watch monitor
+pick choose choice
+launch spawn popen
+throw raise
+catch except rescue
+panic crash
+nearest closest
+guess detect sniff infer
+structure struct
 '''
 ENGLISH_SYNONYMS = read_synonyms(ENGLISH_SYNONYMS_TEXT)
 

@@ -200,6 +200,10 @@ class TutorialApiTests(unittest.TestCase):
         self.assertEqual((weights['directory'], weights['remov']),
                          (code_search.SYNONYM_WEIGHT, code_search.SYNONYM_WEIGHT))
         self.assertNotIn('directory', code_search.query_terms('folder_size')[0])
+        groups = [line.split() for line in code_search.ENGLISH_SYNONYMS_TEXT.split('\n')]
+        self.assertEqual([word for group in groups for word in group
+                          if not code_search.word_terms(word)], [])    # stop words
+        self.assertEqual([group for group in groups if len(group) == 1], [])
 
 
 class LineProvenanceTests(ProvenanceMixin, unittest.TestCase):
