@@ -4198,6 +4198,7 @@ def run_jobs(work, jobs, workers, report):
         import concurrent.futures   # only a big index needs it: searches start faster
         import pickle
         try:
+            pickle.dumps(work)   # work no worker could be sent (Python 3.9's pool can hang)
             with concurrent.futures.ProcessPoolExecutor(
                     workers, initializer=worker_setup, initargs=(os.getpid(),)) as pool:
                 with signals_deferred():     # workers are forked with the signals held

@@ -35,6 +35,18 @@ def run(tool, *args, cwd=None):
     return support.run_cli(TOOLS[tool][0], *args, cwd=cwd)
 
 
+class WorkerTests(unittest.TestCase):
+    def test_work_no_worker_could_be_sent_is_done_here_without_a_pool(self):
+        # Python 3.9's process pool can hang on work it cannot pickle, so none is made.
+        from unittest import mock
+        jobs = [[1, 2], [3], [4, 5]]
+        for name, (_, tool) in TOOLS.items():
+            with mock.patch('concurrent.futures.ProcessPoolExecutor',
+                            side_effect=AssertionError('a pool was made')):
+                results = list(tool.run_jobs(lambda job: sum(job), jobs, 2, None))
+            self.assertEqual(results, [3, 3, 9], name)
+
+
 class CollisionTests(TempDirCase):
     def test_the_readme_commands_one_after_the_other_in_one_folder(self):
         shutil.copytree(ROOT / 'demo', self.tmp / 'demo')
