@@ -68,7 +68,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 
 TOOL = 'code_search'
 __version__ = '1.1.0'
-FORMAT_VERSION = 5          # layout of the index file (5: every language, tab-separated rows)
+FORMAT_VERSION = 6          # layout of the index file (6: with the compound names' table)
 PARSER_VERSION = 2          # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 1       # how text becomes terms; a change re-parses every file
 
@@ -95,6 +95,12 @@ TEST_FILE_WEIGHT = 0.5      # test code ranks lower unless the question mentions
 GLOSSARY_WEIGHT = 0.8       # an English word reached through the Korean glossary
 SYNONYM_WEIGHT = 0.5        # another word for a question's word (folder -> directory)
 SYNONYM_POSTING_LIMIT = 100000  # a synonym found nearly everywhere is skipped (chars)
+COMPOUND_WEIGHT = 0.7       # a lowercase compound name reached through a part (dir: makedirs)
+COMPOUND_MIN_PART = 3       # ... whose parts are this long ...
+COMPOUND_MAX_LENGTH = 20    # ... in names this long at most (longer terms are data)
+COMPOUND_MIN_USES = 5       # ... and used alone in this many fields of files of the index
+COMPOUND_LIMIT = 30         # compounds kept per part, the most used first
+COMPOUND_PREFIXES = frozenset(('is', 'has', 'to', 'as'))   # stop words compounds begin with
 PRIVATE_NAME_WEIGHT = 0.85  # _private definitions rank below public ones
 EXPORTED_WEIGHT = 1.3       # definitions a module lists in __all__: its public API
 MODULE_CODE_WEIGHT = 0.7    # a file's code outside definitions, whose docstring sums it up
@@ -3959,11 +3965,20 @@ def dotted_question(question):
     return re.sub(r'(?<=\w)(?:::|#)(?=[A-Za-z_])', '.', question)
 
 
+class Terms(NamedTuple):
+    """A question's terms: their weights, the anchors a hit must share one of (a synonym
+    alone never makes a hit), the concept of each (the question word it came from, which
+    counts once however many of its terms a chunk has) and, for a compound name reached
+    through a part, that part (whose IDF it is scored with)."""
+    weights: dict
+    anchors: set
+    concepts: dict
+    parts: dict
+
+
 def query_terms(question):
     """Weighted terms of a question: its own terms, dotted names, Korean glossary words
-    and English synonyms.  Returns (weights, anchors, concepts): a hit must share an
-    anchor term (a synonym alone never makes a hit), and the words one question word
-    expands to form one concept, which counts once however many of them a chunk has."""
+    and English synonyms (Terms, with no compound names yet: with_compounds adds them)."""
     weights, concepts = {}, {}
 
     def add(word, weight, concept=None):
@@ -3988,7 +4003,23 @@ def query_terms(question):
     anchors = set(weights)
     for synonym, concept in expansions:
         add(synonym, SYNONYM_WEIGHT, concept)
-    return weights, anchors, concepts
+    return Terms(weights, anchors, concepts, {})
+
+
+def with_compounds(terms, tables):
+    """terms with the compound names that the indexes' tables (mine_compounds) list for
+    each English term (dir: makedir listdir), at COMPOUND_WEIGHT of that term, in its
+    concept.  A Korean word's terms are not expanded, and no question word is split."""
+    weights, concepts, parts = dict(terms.weights), dict(terms.concepts), {}
+    for term, weight in terms.weights.items():
+        if HANGUL.match(terms.concepts[term]):
+            continue
+        for table in tables:
+            for compound in table.get(term, '').split():
+                if weight * COMPOUND_WEIGHT > weights.get(compound, 0.0):
+                    weights[compound] = weight * COMPOUND_WEIGHT
+                    concepts[compound], parts[compound] = terms.concepts[term], term
+    return Terms(weights, terms.anchors, concepts, parts)
 
 
 # --- Index records: one record per file, postings per term ---------------------------
@@ -3999,7 +4030,8 @@ def query_terms(question):
 #    "skipped": [{"path", "line", "reason"}],
 #    "files": {path: {"fid", "sha256", "size", "mtime_ns", "language", "note", "count",
 #                     "totals", "rows", "lengths"}},
-#    "postings": [POSTING_BUCKETS strings], "checksum"}
+#    "postings": [POSTING_BUCKETS strings], "compounds": {part: "compound ..."},
+#    "checksum"}
 # "language" is the file's (python, java, ..., markdown, text), "note" why its
 # definitions could not be read ('' when they could).  "rows" holds a file's chunks as
 # 'symbol kind start end exported receiver trait', tab-separated, a line each
@@ -4010,8 +4042,9 @@ def query_terms(question):
 # run 'first-last', followed by ':tf' when the term occurs more than once.  Postings
 # live in strings '|term=posting|...' chosen by the CRC-32 of the term, as in
 # notes_search, so loading the index creates a thousand strings instead of a hundred
-# thousand, and a search finds its terms with str.find.  The source text is not stored:
-# it is read back from the file and checked against the SHA-256.
+# thousand, and a search finds its terms with str.find.  "compounds" is mined from the
+# postings whenever they change (mine_compounds).  The source text is not stored: it is
+# read back from the file and checked against the SHA-256.
 
 ROW_SYMBOL, ROW_KIND, ROW_START, ROW_END, ROW_EXPORTED, ROW_RECEIVER, ROW_TRAIT = range(7)
 ROW_FIELDS = 7
@@ -4133,6 +4166,41 @@ def chunk_postings(chunks, fid):
     return rows, lengths, segments
 
 
+def mine_compounds(postings):
+    """{part: 'compound ...'}: the lowercase compound names of the indexed code split in
+    two by the identifier parts the code uses on their own (makedir: make dir, getsiz:
+    get siz), so that a question's 'dir' reaches makedirs.  A part must be used in
+    COMPOUND_MIN_USES fields of files, and more than the compound; each part keeps the
+    COMPOUND_LIMIT most used of its compounds."""
+    uses = {term: posting.count(';') + 1 for term, posting in postings.items()
+            if len(term) <= COMPOUND_MAX_LENGTH and term.isalpha() and term.isascii()}
+    known = {term for term, n in uses.items()
+             if n >= COMPOUND_MIN_USES and len(term) >= COMPOUND_MIN_PART}
+    heads = {prefix: '' for prefix in COMPOUND_PREFIXES}    # head -> its part, or None
+    found = {}
+    for term, n in uses.items():
+        best, best_uses = None, 0
+        for cut in range(2, len(term) - COMPOUND_MIN_PART + 1):
+            tail = term[cut:]
+            if tail not in known or uses[tail] <= n:
+                continue
+            head = term[:cut]
+            if head not in heads:
+                heads[head] = head if head in known else stem(head) if stem(head) in known \
+                    else None
+            head = heads[head]
+            if head is None or (head and uses[head] <= n):
+                continue
+            score = min(uses[tail], uses[head]) if head else uses[tail]
+            if score > best_uses:
+                best, best_uses = (head, tail), score
+        for part in best or ():
+            if part:
+                found.setdefault(part, []).append(term)
+    return {part: ' '.join(sorted(compounds, key=lambda c: (-uses[c], c))[:COMPOUND_LIMIT])
+            for part, compounds in sorted(found.items())}
+
+
 def field_sums(rows):
     """Per field, the sum over rows of field values (lengths, or files' totals)."""
     return [sum(row[f] for row in rows) for f in range(len(FIELDS))]
@@ -4243,7 +4311,7 @@ def empty_index(root):
             'tokenizer_version': TOKENIZER_VERSION, 'root': str(root), 'indexed_at': '',
             'scan_started_ns': 0, 'next_fid': 0, 'chunk_count': 0,
             'field_totals': [0] * len(FIELDS), 'skipped': [], 'files': {},
-            'postings': pack_postings({})}
+            'postings': pack_postings({}), 'compounds': {}}
 
 
 def update_index(root, old, options, report=None):
@@ -4287,6 +4355,7 @@ def update_index(root, old, options, report=None):
         drop_postings(postings, [previous[relative] for relative in removed])
         add_postings(postings, additions)
         index['postings'] = pack_postings(postings)
+        index['compounds'] = mine_compounds(postings)
     current.update((relative, file.record) for relative, file in added.items())
     deleted = sum(1 for relative in previous if relative not in current)
     skipped.sort(key=lambda s: s['path'])
@@ -4602,7 +4671,8 @@ def content_checksum(index):
             (f'{relative}\0{record["fid"]}\0{record["count"]}\0{record["totals"]}\0'
              f'{record["rows"]}\0{record["lengths"]}'
              for relative, record in index['files'].items()),
-            index['postings']):
+            index['postings'], (f'{part}={compounds}' for part, compounds in
+                                index['compounds'].items())):
         checksum = zlib.crc32(part.encode('utf-8', 'surrogatepass'), checksum)
     return checksum
 
@@ -4624,7 +4694,7 @@ def index_problem(index, deep=True):
     if index.get('format_version') != FORMAT_VERSION:
         return (f'index format {index.get("format_version")!r} is not {FORMAT_VERSION}; '
                 f'rebuild it with: {program_name()} index ROOT')
-    expected = {'root': str, 'files': dict, 'postings': list, 'skipped': list,
+    expected = {'root': str, 'files': dict, 'postings': list, 'compounds': dict, 'skipped': list,
                 'next_fid': int, 'parser_version': int, 'tokenizer_version': int,
                 'scan_started_ns': int, 'chunk_count': int, 'field_totals': list,
                 'checksum': int}
@@ -4732,6 +4802,7 @@ def make_search_index(chunks, root='', skipped=()):
         ordered.extend(group)
     view = open_search_index({
         'root': str(root), 'files': files, 'postings': pack_postings(postings),
+        'compounds': mine_compounds(postings),
         'skipped': list(skipped),
         'chunk_count': len(ordered),
         'field_totals': field_sums([record['totals'] for record in files.values()])})
@@ -4753,7 +4824,7 @@ def open_search_index(index):
     averages = [max(field_total / count, 1.0) for field_total in index['field_totals']]
     return {'starts': starts, 'order': order, 'fid_base': fid_base, 'fid_path': fid_path,
             'total': total, 'decoded': {}, 'lengths': {}, 'chunks': None,
-            'postings': index['postings'],
+            'postings': index['postings'], 'compounds': index['compounds'],
             'averages': averages, 'root': index['root'], 'files': index['files'],
             'skipped': index['skipped'], 'indexed_at': index.get('indexed_at', '')}
 
@@ -4828,7 +4899,7 @@ class Statistics(NamedTuple):
 def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None, explain=False):
     """Rank chunks for a question with BM25F; only chunks sharing a term are touched.
     With explain, each hit says what gave its score (explain_chunk)."""
-    terms = query_terms(question)
+    terms = with_compounds(query_terms(question), [index['compounds']])
     matches = term_matches(index, terms, accept_path)
     counts = {term: len(weighted) for term, weighted in matches.items()}
     statistics = Statistics(counts, index['total'], index['averages'])
@@ -4840,7 +4911,7 @@ def term_matches(index, terms, accept_path=None, averages=None):
     question's terms (query_terms) in one index; lengths are normalised by the index's
     average field lengths, or by the given ones."""
     fid_base, fid_path = index['fid_base'], index['fid_path']
-    weights, anchors, _ = terms
+    weights, anchors = terms.weights, terms.anchors
     field_weight = [FIELD_WEIGHTS[f] for f in FIELDS]
     field_b = [FIELD_LENGTH_NORMALISATION[f] for f in FIELDS]
     averages = averages or index['averages']
@@ -4894,13 +4965,13 @@ def idf_of(matches, total):
 def score_matches(index, question, terms, matches, statistics, top_k, explain=False):
     """The top_k hits of one index from its term matches.  statistics are the index's
     own, or those of several indexes searched together, so that their scores compare."""
-    weights, anchors, concepts = terms
+    weights, anchors, concepts = terms.weights, terms.anchors, terms.concepts
     counts, total = statistics.counts, statistics.total
     by_concept, anchored = {}, set()          # concept: {chunk: its best term's score}
     for term, weighted in matches.items():
         if term in anchors:
             anchored.update(weighted)
-        idf = idf_of(counts[term], total)
+        idf = idf_of(counts.get(terms.parts.get(term), counts[term]), total)
         best = by_concept.setdefault(concepts[term], {})
         for n, tf in weighted.items():
             score = weights[term] * idf * tf * (BM25_K1 + 1) / (BM25_K1 + tf)
@@ -4990,7 +5061,7 @@ def explain_chunk(index, terms, statistics, n, factors):
     """What gave chunk n its score, as score_matches adds it up: each question term's
     BM25F score (idf, and the part each field gave), whether it counted (one term per
     concept does), and the factors the sum was multiplied by."""
-    weights, anchors, concepts = terms
+    weights, anchors, concepts = terms.weights, terms.anchors, terms.concepts
     place = bisect.bisect_right(index['starts'], n) - 1
     relative = index['order'][place]
     fid, local = index['files'][relative]['fid'], n - index['starts'][place]
@@ -5013,10 +5084,11 @@ def explain_chunk(index, terms, statistics, n, factors):
         if not fields:
             continue
         tf = sum(fields.values())
-        idf = idf_of(statistics.counts[term], statistics.total)
+        idf = idf_of(statistics.counts.get(terms.parts.get(term), statistics.counts[term]),
+                     statistics.total)
         score = weights[term] * idf * tf * (BM25_K1 + 1) / (BM25_K1 + tf)
         words.append({'term': term, 'concept': concepts[term], 'weight': weights[term],
-                      'idf': round(idf, 4), 'score': score,
+                      'part': terms.parts.get(term, ''), 'idf': round(idf, 4), 'score': score,
                       'fields': {field: round(score * part / tf, 4) for field, part in
                                  sorted(fields.items(), key=lambda item: -item[1])}})
     best = {}
@@ -5122,7 +5194,7 @@ def search_repos(repos, question, top_k=DEFAULT_TOP_K, accept=None, explain=Fals
     """The top_k hits of several indexes for a question, each with its 'repo', scored
     with statistics shared by all of them (one index: exactly search_index).
     accept(repo) gives a path predicate for a repo, or None."""
-    terms = query_terms(question)
+    terms = with_compounds(query_terms(question), [repo.index['compounds'] for repo in repos])
     averages = shared_averages(repos)
     found = [term_matches(repo.index, terms, accept(repo) if accept else None, averages)
              for repo in repos]
@@ -6264,6 +6336,8 @@ def format_explain(explained):
     for word in explained['words']:
         name = word['term'] if word['concept'] == word['term'] else \
             f"{word['term']} ({word['concept']})"
+        if word['part']:
+            name = f"{word['term']} ({word['concept']}: {word['part']}+)"
         parts = '  '.join(f'{field} {part:.4f}' for field, part in word['fields'].items())
         counted = '' if word['counted'] else '  [not counted: its concept has a better term]'
         lines.append(f"    {name:<20} {word['score']:.4f}  idf {word['idf']:.2f}"

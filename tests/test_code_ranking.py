@@ -104,6 +104,56 @@ class ModuleCodeTests(TempDirCase):
         self.assertGreater(hits[1]['score'] / weight, hits[0]['score'])   # it decided
 
 
+class CompoundTests(TempDirCase):
+    """Lowercase compound names (scandir) are reached through their parts (scan, dir)."""
+
+    def make_tree(self):
+        root = self.tmp / 'walker'
+        for name in ('copy', 'move', 'sync', 'scan', 'clean'):
+            write(root / f'{name}.py', (
+                f'def {name}_dir(dir):\n'
+                f'    """{name.title()} one dir; scan its entries."""\n'
+                f'    return dir\n'))
+        write(root / 'fast.py', 'def scandir(p):\n    "Yield the entries."\n    return p\n')
+        return root
+
+    def test_a_question_word_reaches_a_compound_name_that_holds_it(self):
+        root = self.make_tree()
+        out = self.tmp / 'index.json'
+        self.assertEqual(cli('index', str(root), '--out', str(out)).returncode, 0)
+        table = json.loads(out.read_text())['compounds']
+        self.assertEqual((table['dir'], table['scan']), ('scandir', 'scandir'))
+        result = cli('search', 'scan dir entries', '--index', str(out), '--top-k', '10',
+                      '--json', '--explain')
+        hits = json.loads(result.stdout)['results']
+        hit = next(hit for hit in hits if hit['symbol'] == 'scandir')
+        words = hit['explain']['words']
+        self.assertEqual({(w['term'], w['part'], w['weight']) for w in words if w['part']},
+                         {('scandir', 'scan', code_search.COMPOUND_WEIGHT)})
+        self.assertTrue(all(w['counted'] for w in words))
+        korean = cli('search', '디렉터리 스캔', '--index', str(out), '--top-k', '10', '--json')
+        self.assertNotIn('scandir', [hit['symbol'] for hit in json.loads(korean.stdout)['results']])
+
+    def test_the_table_follows_the_files_as_they_change(self):
+        root = self.make_tree()
+        out = self.tmp / 'index.json'
+        cli('index', str(root), '--out', str(out))
+        (root / 'fast.py').unlink()
+        cli('index', str(root), '--out', str(out))
+        self.assertNotIn('dir', json.loads(out.read_text())['compounds'])
+        write(root / 'more.py', 'def dirscan(p):\n    return p\n')
+        cli('index', str(root), '--out', str(out))
+        self.assertEqual(json.loads(out.read_text())['compounds']['dir'], 'dirscan')
+
+    def test_a_compound_must_be_used_less_than_its_parts(self):
+        postings = {'get': ';'.join(['1 0 0'] * 9), 'siz': ';'.join(['1 0 0'] * 6),
+                    'getsiz': '1 0 0', 'target': ';'.join(['1 0 0'] * 8),
+                    'tar': ';'.join(['1 0 0'] * 5), 'isdir': '2 0 0',
+                    'dir': ';'.join(['1 0 0'] * 5), 'do': '1 0 0'}
+        self.assertEqual(code_search.mine_compounds(postings),
+                         {'dir': 'isdir', 'get': 'getsiz', 'siz': 'getsiz'})
+
+
 class ExplainTests(RankingCase):
     def assert_adds_up(self, hit):
         explained = hit['explain']
