@@ -3993,9 +3993,10 @@ def query_terms(question):
         weights[dotted.lower()] = 1.0
         concepts.setdefault(dotted.lower(), dotted.lower())
     expansions = []
-    for word in words:
-        concept = (word_terms(word) or (word,))[0]
-        meanings = korean_meanings(word) if HANGUL.match(word) else []
+    meanings_of = {word: korean_meanings(word) if HANGUL.match(word) else [] for word in words}
+    for word in sorted(meanings_of, key=lambda word: len(meanings_of[word])):
+        concept = (word_terms(word) or (word,))[0]     # a term two words share goes to
+        meanings = meanings_of[word]                    # the one with fewer meanings
         for meaning in meanings:
             add(meaning, GLOSSARY_WEIGHT, concept)
         expansions.extend((synonym, concept) for english in [word] + meanings

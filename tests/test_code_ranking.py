@@ -104,6 +104,27 @@ class ModuleCodeTests(TempDirCase):
         self.assertGreater(hits[1]['score'] / weight, hits[0]['score'])   # it decided
 
 
+class ConceptTests(TempDirCase):
+    def test_a_term_two_korean_words_share_counts_for_the_one_with_fewer_meanings(self):
+        # 뮤텍스 means lock or mutex, 잠금 only lock: lock is 잠금's, so a hit with both
+        # words counts both instead of the better of them.
+        root = self.tmp / 'sync'
+        write(root / 'sync.py', (
+            'class Mutex:\n'
+            '    """A mutual exclusion lock."""\n'
+            '\n'
+            '    def lock(self):\n'
+            '        """Lock the mutex, waiting until it is free."""\n'
+            '        return True\n'))
+        chunks, _ = code_search.scan_tree(root)
+        hit = code_search.search_index(code_search.make_search_index(chunks),
+                                       '뮤텍스로 잠금 걸기', top_k=1, explain=True)[0]
+        self.assertEqual(hit['symbol'], 'Mutex.lock')
+        counted = {word['term']: word['concept'] for word in hit['explain']['words']
+                   if word['counted']}
+        self.assertEqual((counted['lock'], counted['mutex']), ('잠금', '뮤텍스'))
+
+
 class CompoundTests(TempDirCase):
     """Lowercase compound names (scandir) are reached through their parts (scan, dir)."""
 
