@@ -101,7 +101,7 @@ COMPOUND_MAX_LENGTH = 20    # ... in names this long at most (longer terms are d
 COMPOUND_MIN_USES = 5       # ... and used alone in this many fields of files of the index
 COMPOUND_LIMIT = 30         # compounds kept per part, the most used first
 COMPOUND_PREFIXES = frozenset(('is', 'has', 'to', 'as'))   # stop words compounds begin with
-PRIVATE_NAME_WEIGHT = 0.85  # _private definitions rank below public ones
+PRIVATE_NAME_WEIGHT = 0.85  # _private (in Go: lowercase) definitions rank below public ones
 EXPORTED_WEIGHT = 1.3       # definitions a module lists in __all__: its public API
 MODULE_CODE_WEIGHT = 0.7    # a file's code outside definitions, whose docstring sums it up
 EXACT_NAME_WEIGHT = 2.0     # a definition named exactly as the question spells a name
@@ -4784,6 +4784,15 @@ def collector_paused():
 
 IDENTIFIER_LIKE = re.compile(r'_|\.|[a-z][A-Z]|[A-Za-z][0-9]')
 PRIVATE_NAME = re.compile(r'(^|\.)_(?!_)')
+GO_UNEXPORTED_NAME = re.compile(r'(^|\.)[a-z_]')   # Go: a lowercase name is package-private
+
+
+def private_name(entry):
+    """Whether a chunk's definition is private by its name: _name in any language, and
+    in Go a name (or its type's name) that starts with a lowercase letter."""
+    if entry.get('language') == 'go' and entry['kind'] not in ('window', 'module'):
+        return bool(GO_UNEXPORTED_NAME.search(entry['symbol']))
+    return bool(PRIVATE_NAME.search(entry['symbol']))
 TEST_PATH = re.compile(r'(^|/)(tests?|testing|idle_test|__tests__|testdata)/|(^|/)test_[^/]*$'
                        r'|_tests?\.(py|go|rs)$|(Tests?|Spec)\.(java|kt|kts)$'
                        r'|\.(test|spec)\.[cm]?[jt]sx?$')
@@ -5038,8 +5047,7 @@ def rerank_by_name(index, question, scores, top_k, factors):
             dotted and dotted_names(entry['path'], symbol) & dotted)
         applied = factors.setdefault(n, {})
         for what, weight, holds in (('exact name', EXACT_NAME_WEIGHT, exact),
-                                    ('private name', PRIVATE_NAME_WEIGHT,
-                                     bool(PRIVATE_NAME.search(entry['symbol']))),
+                                    ('private name', PRIVATE_NAME_WEIGHT, private_name(entry)),
                                     ('exported', EXPORTED_WEIGHT, bool(entry.get('exported'))),
                                     ('module code', MODULE_CODE_WEIGHT,
                                      entry['symbol'] == '<module>')):

@@ -81,6 +81,34 @@ class RankingTests(RankingCase):
         self.assertEqual(asked[0]['symbol'], 'test_redirects_are_followed')
 
 
+class GoPrivateTests(TempDirCase):
+    def test_a_lowercase_go_name_is_private_and_ranks_below_the_exported_one(self):
+        root = self.tmp / 'gosync'
+        write(root / 'mutex.go', (
+            'package sync\n'
+            '\n'
+            'type Mutex struct{ state int32 }\n'
+            '\n'
+            '// Lock locks the mutex.\n'
+            'func (m *Mutex) Lock() { m.lockSlow() }\n'
+            '\n'
+            '// lockSlow locks the mutex the slow way, when the mutex is held.\n'
+            'func (m *Mutex) lockSlow() { m.state = 1 }\n'
+            '\n'
+            '// mutexProfile records the mutex.\n'
+            'type mutexProfile struct{}\n'
+            '\n'
+            'func (p mutexProfile) Lock() {}\n'))
+        chunks, _ = code_search.scan_tree(root)
+        hits = code_search.search_index(code_search.make_search_index(chunks),
+                                        'lock the mutex', top_k=3, explain=True)
+        self.assertEqual(hits[0]['symbol'], 'Mutex.Lock')
+        private = {hit['symbol'] for hit in hits
+                   if hit['explain']['factors'].get('private name') ==
+                   code_search.PRIVATE_NAME_WEIGHT}
+        self.assertEqual(private, {'Mutex.lockSlow', 'mutexProfile.Lock'})
+
+
 class ModuleCodeTests(TempDirCase):
     def test_a_definition_ranks_above_the_module_docstring_that_sums_it_up(self):
         root = self.tmp / 'colours'
