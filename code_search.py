@@ -69,7 +69,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'code_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 6          # layout of the index file (6: with the compound names' table)
-PARSER_VERSION = 2          # how files become chunks; a change re-parses every file
+PARSER_VERSION = 3          # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 1       # how text becomes terms; a change re-parses every file
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
@@ -101,7 +101,7 @@ COMPOUND_MAX_LENGTH = 20    # ... in names this long at most (longer terms are d
 COMPOUND_MIN_USES = 5       # ... and used alone in this many fields of files of the index
 COMPOUND_LIMIT = 30         # compounds kept per part, the most used first
 COMPOUND_PREFIXES = frozenset(('is', 'has', 'to', 'as'))   # stop words compounds begin with
-PRIVATE_NAME_WEIGHT = 0.85  # _private (in Go: lowercase) definitions rank below public ones
+PRIVATE_NAME_WEIGHT = 0.85  # private definitions (_name, `private`, Go's lowercase) rank lower
 EXPORTED_WEIGHT = 1.3       # definitions a module lists in __all__: its public API
 MODULE_CODE_WEIGHT = 0.7    # a file's code outside definitions, whose docstring sums it up
 EXACT_NAME_WEIGHT = 2.0     # a definition named exactly as the question spells a name
@@ -408,6 +408,7 @@ class Definition(NamedTuple):
     exported: bool = False   # Python: the module's __all__ lists it
     receiver: str = ''       # Kotlin extension receiver, Go method receiver
     trait: str = ''          # Rust: the trait an impl block implements
+    private: bool = False    # Java, Kotlin, TypeScript: declared `private`
 
 
 class FileChunks(NamedTuple):
@@ -485,7 +486,7 @@ def make_chunks(relative, revision, lines, definitions):
                        'start': definition.start, 'end': definition.end, 'revision': revision,
                        'doc': definition.doc, 'context': definition.context,
                        'exported': definition.exported, 'receiver': definition.receiver,
-                       'trait': definition.trait,
+                       'trait': definition.trait, 'private': definition.private,
                        'searched': (definition.start, definition.end, definition.symbol)
                        not in holders,
                        'text': '\n'.join(line[:cut] for line in
@@ -1208,7 +1209,7 @@ def c_family_definitions(text, language, relative):
             types.pop()
         found.append(Definition(decl.name, decl.kind, start, end, docs.before(decl.start),
                                 types[-1].doc if types else '', receiver=decl.receiver,
-                                trait=decl.trait))
+                                trait=decl.trait, private=declared_private(scanned, decl)))
         if decl.kind in TYPE_KINDS:
             types.append(found[-1])
     covered = {line for d in found for line in range(d.start, d.end + 1)}
@@ -1219,6 +1220,15 @@ def c_family_definitions(text, language, relative):
     return found, ''
 
 
+def declared_private(scanned, decl):
+    """Whether a declaration's modifiers, before its parameters or body, say `private`
+    (Java, Kotlin, TypeScript; Go and Rust have no such word)."""
+    end = decl.body[0] if decl.body else decl.end
+    start = skip_annotations(scanned.masked, scanned.pairs, decl.start, end)
+    return bool(PRIVATE_MODIFIER.search(re.split(r'[(={]', scanned.masked[start:end], 1)[0]))
+
+
+PRIVATE_MODIFIER = re.compile(r'(?<![\w$.])private(?![\w$])')
 CODE_CHARACTER = re.compile(r'\S+')
 COMMENT_MARKS = re.compile(r'^\s*(?:/\*+|\*+/?|//+!?)?[ \t]?', re.M)
 
@@ -4035,8 +4045,9 @@ def with_compounds(terms, tables):
 #    "checksum"}
 # "language" is the file's (python, java, ..., markdown, text), "note" why its
 # definitions could not be read ('' when they could).  "rows" holds a file's chunks as
-# 'symbol kind start end exported receiver trait', tab-separated, a line each
-# (exported is 1 when a Python module's __all__ lists the chunk's top-level name), and
+# 'symbol kind start end exported receiver trait private', tab-separated, a line each
+# (exported is 1 when a Python module's __all__ lists the chunk's top-level name,
+# private when a Java, Kotlin or TypeScript declaration says `private`), and
 # "lengths" the length of each field of each chunk, space-separated: strings that a
 # search decodes only for the files it touches.  A term's posting is "fid field
 # entries;fid field entries;...", an entry being a chunk number within the file or a
@@ -4047,8 +4058,8 @@ def with_compounds(terms, tables):
 # postings whenever they change (mine_compounds).  The source text is not stored: it is
 # read back from the file and checked against the SHA-256.
 
-ROW_SYMBOL, ROW_KIND, ROW_START, ROW_END, ROW_EXPORTED, ROW_RECEIVER, ROW_TRAIT = range(7)
-ROW_FIELDS = 7
+ROW_SYMBOL, ROW_KIND, ROW_START, ROW_END, ROW_EXPORTED, ROW_RECEIVER, ROW_TRAIT, \
+    ROW_PRIVATE = range(8)
 
 
 def encode_rows(rows):
@@ -4058,11 +4069,12 @@ def encode_rows(rows):
 
 def decode_rows(text):
     """The string of encode_rows -> [[symbol, kind, start, end, exported, receiver,
-    trait]]."""
+    trait, private]]."""
     rows = []
     for line in text.split('\n') if text else ():
-        symbol, kind, start, end, exported, receiver, trait = line.split('\t')
-        rows.append([symbol, kind, int(start), int(end), exported == '1', receiver, trait])
+        symbol, kind, start, end, exported, receiver, trait, private = line.split('\t')
+        rows.append([symbol, kind, int(start), int(end), exported == '1', receiver, trait,
+                     private == '1'])
     return rows
 
 
@@ -4163,7 +4175,7 @@ def chunk_postings(chunks, fid):
             segments[term] = segments[term] + ';' + segment if term in segments else segment
     rows = [[chunk['symbol'], chunk['kind'], chunk['start'], chunk['end'],
              int(bool(chunk.get('exported'))), chunk.get('receiver', ''),
-             chunk.get('trait', '')] for chunk in chunks]
+             chunk.get('trait', ''), int(bool(chunk.get('private')))] for chunk in chunks]
     return rows, lengths, segments
 
 
@@ -4783,16 +4795,16 @@ def collector_paused():
 # --- Ranking: field-weighted BM25 over the postings ------------------------------------
 
 IDENTIFIER_LIKE = re.compile(r'_|\.|[a-z][A-Z]|[A-Za-z][0-9]')
-PRIVATE_NAME = re.compile(r'(^|\.)_(?!_)')
+PRIVATE_NAME = re.compile(r'(^|\.)(_(?!_)|#)')      # _name; JavaScript's #name
 GO_UNEXPORTED_NAME = re.compile(r'(^|\.)[a-z_]')   # Go: a lowercase name is package-private
 
 
 def private_name(entry):
-    """Whether a chunk's definition is private by its name: _name in any language, and
-    in Go a name (or its type's name) that starts with a lowercase letter."""
+    """Whether a chunk's definition is private: declared `private`, named _name (#name
+    in JavaScript), or in Go named (or its type named) with a lowercase first letter."""
     if entry.get('language') == 'go' and entry['kind'] not in ('window', 'module'):
         return bool(GO_UNEXPORTED_NAME.search(entry['symbol']))
-    return bool(PRIVATE_NAME.search(entry['symbol']))
+    return bool(entry.get('private') or PRIVATE_NAME.search(entry['symbol']))
 TEST_PATH = re.compile(r'(^|/)(tests?|testing|idle_test|__tests__|testdata)/|(^|/)test_[^/]*$'
                        r'|_tests?\.(py|go|rs)$|(Tests?|Spec)\.(java|kt|kts)$'
                        r'|\.(test|spec)\.[cm]?[jt]sx?$')
@@ -4881,7 +4893,7 @@ def chunk_entry(index, number):
     return {'id': f'code-{number + 1}', 'path': relative, 'symbol': row[ROW_SYMBOL],
             'kind': row[ROW_KIND], 'language': record.get('language', 'python'),
             'start': row[ROW_START], 'end': row[ROW_END], 'exported': row[ROW_EXPORTED],
-            'receiver': row[ROW_RECEIVER], 'trait': row[ROW_TRAIT],
+            'receiver': row[ROW_RECEIVER], 'trait': row[ROW_TRAIT], 'private': row[ROW_PRIVATE],
             'revision': record['revision']}
 
 

@@ -109,6 +109,45 @@ class GoPrivateTests(TempDirCase):
         self.assertEqual(private, {'Mutex.lockSlow', 'mutexProfile.Lock'})
 
 
+class DeclaredPrivateTests(TempDirCase):
+    def test_a_member_declared_private_ranks_below_a_public_one(self):
+        root = self.tmp / 'store'
+        write(root / 'Store.java', (
+            'public class Store {\n'
+            '    /** Grow the table of entries when it is full. */\n'
+            '    @SuppressWarnings("unchecked")\n'
+            '    private static void growTable(int size) { }\n'
+            '\n'
+            '    /** Grow the table. */\n'
+            '    public void grow() { growTable(2); }\n'
+            '\n'
+            '    /** Grow the privateKey table. */\n'
+            '    int privateKey() { return 1; }\n'
+            '}\n'))
+        write(root / 'store.ts', (
+            'export class Cache {\n'
+            '  /** Grow the table of entries when it is full. */\n'
+            '  private growTable(size: number): void {}\n'
+            '  /** Grow the table of entries when it is full. */\n'
+            '  #growSecret(size: number): void {}\n'
+            '}\n'))
+        write(root / 'Store.kt', (
+            'class Shelf {\n'
+            '    /** Grow the table of entries when it is full. */\n'
+            '    private fun growShelf(size: Int) = size\n'
+            '}\n'))
+        out = self.tmp / 'index.json'
+        cli('index', str(root), '--out', str(out))
+        result = cli('search', 'grow the table when it is full', '--index', str(out),
+                     '--top-k', '10', '--json', '--explain')
+        hits = {hit['symbol']: hit for hit in json.loads(result.stdout)['results']}
+        private = {symbol for symbol, hit in hits.items()
+                   if 'private name' in hit['explain']['factors']}
+        self.assertEqual(private, {'Store.growTable', 'Cache.growTable', 'Cache.#growSecret',
+                                   'Shelf.growShelf'})
+        self.assertIn('Store.privateKey', hits)     # a name holding 'private' is not private
+
+
 class ModuleCodeTests(TempDirCase):
     def test_a_definition_ranks_above_the_module_docstring_that_sums_it_up(self):
         root = self.tmp / 'colours'
