@@ -4180,38 +4180,50 @@ def chunk_postings(chunks, fid):
 
 
 def mine_compounds(postings):
-    """{part: 'compound ...'}: the lowercase compound names of the indexed code split in
-    two by the identifier parts the code uses on their own (makedir: make dir, getsiz:
-    get siz), so that a question's 'dir' reaches makedirs.  A part must be used in
-    COMPOUND_MIN_USES fields of files, and more than the compound; each part keeps the
-    COMPOUND_LIMIT most used of its compounds."""
-    uses = {term: posting.count(';') + 1 for term, posting in postings.items()
-            if len(term) <= COMPOUND_MAX_LENGTH and term.isalpha() and term.isascii()}
-    known = {term for term, n in uses.items()
-             if n >= COMPOUND_MIN_USES and len(term) >= COMPOUND_MIN_PART}
-    heads = {prefix: '' for prefix in COMPOUND_PREFIXES}    # head -> its part, or None
-    found = {}
-    for term, n in uses.items():
-        best, best_uses = None, 0
+    """{part: 'compound ...'}: the lowercase compound names of definitions in the indexed
+    code split in two by the identifier parts the code uses on their own (makedir: make
+    dir, getsiz: get siz), so that a question's 'dir' reaches makedirs.  A part must be
+    used in COMPOUND_MIN_USES fields of files, and more than the compound; each part
+    keeps the COMPOUND_LIMIT most used of its compounds."""
+    counted = {}
+
+    def uses(term):
+        """In how many fields of files a term is (its posting's segments)."""
+        if term not in counted:
+            posting = postings.get(term) if len(term) >= COMPOUND_MIN_PART else None
+            counted[term] = posting.count(';') + 1 if posting else 0
+        return counted[term]
+
+    def part(head):
+        """The part a compound's head is: itself or its stem, '' for a prefix stop word."""
+        if head in COMPOUND_PREFIXES:
+            return ''
+        return next((term for term in (head, stem(head)) if uses(term) >= COMPOUND_MIN_USES),
+                    None)
+
+    names = [term for term, posting in postings.items() if len(term) <= COMPOUND_MAX_LENGTH
+             and ' 0 ' in posting and term.isalpha() and term.isascii()]   # field 0: name
+    found, heads = {}, {}
+    for term in names:
+        n, best, best_uses = uses(term), None, 0
         for cut in range(2, len(term) - COMPOUND_MIN_PART + 1):
             tail = term[cut:]
-            if tail not in known or uses[tail] <= n:
+            if uses(tail) <= max(n, COMPOUND_MIN_USES - 1):
                 continue
             head = term[:cut]
             if head not in heads:
-                heads[head] = head if head in known else stem(head) if stem(head) in known \
-                    else None
+                heads[head] = part(head)
             head = heads[head]
-            if head is None or (head and uses[head] <= n):
+            if head is None or (head and uses(head) <= n):
                 continue
-            score = min(uses[tail], uses[head]) if head else uses[tail]
+            score = min(uses(tail), uses(head)) if head else uses(tail)
             if score > best_uses:
                 best, best_uses = (head, tail), score
-        for part in best or ():
-            if part:
-                found.setdefault(part, []).append(term)
-    return {part: ' '.join(sorted(compounds, key=lambda c: (-uses[c], c))[:COMPOUND_LIMIT])
-            for part, compounds in sorted(found.items())}
+        for piece in best or ():
+            if piece:
+                found.setdefault(piece, []).append(term)
+    return {piece: ' '.join(sorted(compounds, key=lambda c: (-uses(c), c))[:COMPOUND_LIMIT])
+            for piece, compounds in sorted(found.items())}
 
 
 def field_sums(rows):
