@@ -96,6 +96,8 @@ GLOSSARY_WEIGHT = 0.8       # an English word reached through the Korean glossar
 SYNONYM_WEIGHT = 0.5        # another word for a question's word (folder -> directory)
 SYNONYM_POSTING_LIMIT = 100000  # a synonym found nearly everywhere is skipped (chars)
 COMPOUND_WEIGHT = 0.7       # a lowercase compound name reached through a part (dir: makedirs)
+# (the next four limits and the prefixes shape the table `index` mines; change one and
+# the next `index` mines it again)
 COMPOUND_MIN_PART = 3       # ... whose parts are this long ...
 COMPOUND_MAX_LENGTH = 20    # ... in names this long at most (longer terms are data)
 COMPOUND_MIN_USES = 5       # ... and used alone in this many fields of files of the index
@@ -4042,7 +4044,7 @@ def with_compounds(terms, tables):
 #    "files": {path: {"fid", "sha256", "size", "mtime_ns", "language", "note", "count",
 #                     "totals", "rows", "lengths"}},
 #    "postings": [POSTING_BUCKETS strings], "compounds": {part: "compound ..."},
-#    "checksum"}
+#    "compounds_mined_with": [the limits mine_compounds used], "checksum"}
 # "language" is the file's (python, java, ..., markdown, text), "note" why its
 # definitions could not be read ('' when they could).  "rows" holds a file's chunks as
 # 'symbol kind start end exported receiver trait private', tab-separated, a line each
@@ -4226,6 +4228,13 @@ def mine_compounds(postings):
             for piece, compounds in sorted(found.items())}
 
 
+def compound_settings():
+    """The limits mine_compounds used, kept with its table: when one is changed, the next
+    `index` mines the table again even if no file changed."""
+    return [COMPOUND_MIN_PART, COMPOUND_MAX_LENGTH, COMPOUND_MIN_USES, COMPOUND_LIMIT,
+            sorted(COMPOUND_PREFIXES)]
+
+
 def field_sums(rows):
     """Per field, the sum over rows of field values (lengths, or files' totals)."""
     return [sum(row[f] for row in rows) for f in range(len(FIELDS))]
@@ -4336,7 +4345,8 @@ def empty_index(root):
             'tokenizer_version': TOKENIZER_VERSION, 'root': str(root), 'indexed_at': '',
             'scan_started_ns': 0, 'next_fid': 0, 'chunk_count': 0,
             'field_totals': [0] * len(FIELDS), 'skipped': [], 'files': {},
-            'postings': pack_postings({}), 'compounds': {}}
+            'postings': pack_postings({}), 'compounds': {},
+            'compounds_mined_with': compound_settings()}
 
 
 def update_index(root, old, options, report=None):
@@ -4375,16 +4385,20 @@ def update_index(root, old, options, report=None):
                 added[file.relative] = file
         add_postings(additions, postings)
     removed = [relative for relative in previous if relative not in current]
-    if added or removed:
+    remine = index['compounds_mined_with'] != compound_settings()
+    if added or removed or remine:
         postings = unpack_postings(index['postings'])
-        drop_postings(postings, [previous[relative] for relative in removed])
-        add_postings(postings, additions)
-        index['postings'] = pack_postings(postings)
+        if added or removed:
+            drop_postings(postings, [previous[relative] for relative in removed])
+            add_postings(postings, additions)
+            index['postings'] = pack_postings(postings)
         index['compounds'] = mine_compounds(postings)
+        index['compounds_mined_with'] = compound_settings()
     current.update((relative, file.record) for relative, file in added.items())
     deleted = sum(1 for relative in previous if relative not in current)
     skipped.sort(key=lambda s: s['path'])
-    changed = added or removed or refreshed or skipped != index['skipped'] or not reusable
+    changed = added or removed or remine or refreshed or skipped != index['skipped'] \
+        or not reusable
     index.update(files=dict(sorted(current.items())), skipped=skipped, root=root,
                  next_fid=index['next_fid'] + len(jobs), scan_started_ns=started_ns,
                  chunk_count=sum(record['count'] for record in current.values()),
@@ -4719,7 +4733,8 @@ def index_problem(index, deep=True):
     if index.get('format_version') != FORMAT_VERSION:
         return (f'index format {index.get("format_version")!r} is not {FORMAT_VERSION}; '
                 f'rebuild it with: {program_name()} index ROOT')
-    expected = {'root': str, 'files': dict, 'postings': list, 'compounds': dict, 'skipped': list,
+    expected = {'root': str, 'files': dict, 'postings': list, 'compounds': dict,
+                'compounds_mined_with': list, 'skipped': list,
                 'next_fid': int, 'parser_version': int, 'tokenizer_version': int,
                 'scan_started_ns': int, 'chunk_count': int, 'field_totals': list,
                 'checksum': int}

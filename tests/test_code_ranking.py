@@ -3,6 +3,7 @@ prints them, tests stay below the code they test, private implementations are fo
 and --explain (CLI, MCP, HTTP API) adds up to each hit's score.  Standard library only."""
 import json
 import math
+import unittest.mock
 
 from tests.support import CODE_TOOL, TempDirCase, run_cli, write
 
@@ -232,6 +233,18 @@ class CompoundTests(TempDirCase):
         write(root / 'more.py', 'def dirscan(p):\n    return p\n')
         cli('index', str(root), '--out', str(out))
         self.assertEqual(json.loads(out.read_text())['compounds']['dir'], 'dirscan')
+
+    def test_a_changed_limit_mines_the_table_again_without_a_changed_file(self):
+        root = self.make_tree()
+        index, _ = code_search.update_index(root, None, code_search.IndexOptions(jobs=1))
+        self.assertIn('dir', index['compounds'])
+        with unittest.mock.patch.object(code_search, 'COMPOUND_MIN_USES', 100):
+            index, stats = code_search.update_index(root, index,
+                                                    code_search.IndexOptions(jobs=1))
+            self.assertEqual((index['compounds'], stats['changed']), ({}, True))
+            _, stats = code_search.update_index(root, index,
+                                                    code_search.IndexOptions(jobs=1))
+            self.assertFalse(stats['changed'])
 
     def test_a_compound_must_be_used_less_than_its_parts(self):
         postings = {'get': ';'.join(['1 0 0'] * 9), 'siz': ';'.join(['1 0 0'] * 6),
