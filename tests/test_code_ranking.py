@@ -16,6 +16,13 @@ def cli(*args, **kwargs):
     return run_cli(CODE_TOOL, *args, **kwargs)
 
 
+def search_tree(root, question, top_k):
+    """The explained hits of a question over the files under root, in memory."""
+    chunks, _ = code_search.scan_tree(root)
+    return code_search.search_index(code_search.make_search_index(chunks), question,
+                                    top_k=top_k, explain=True)
+
+
 class RankingCase(TempDirCase):
     """A small HTTP package: a header parser that raises a message, a helper whose
     docstring says many of the same words, a private redirect loop, its test."""
@@ -82,7 +89,7 @@ class RankingTests(RankingCase):
         self.assertEqual(asked[0]['symbol'], 'test_redirects_are_followed')
 
 
-class GoPrivateTests(TempDirCase):
+class PrivateTests(TempDirCase):
     def test_a_lowercase_go_name_is_private_and_ranks_below_the_exported_one(self):
         root = self.tmp / 'gosync'
         write(root / 'mutex.go', (
@@ -100,17 +107,13 @@ class GoPrivateTests(TempDirCase):
             'type mutexProfile struct{}\n'
             '\n'
             'func (p mutexProfile) Lock() {}\n'))
-        chunks, _ = code_search.scan_tree(root)
-        hits = code_search.search_index(code_search.make_search_index(chunks),
-                                        'lock the mutex', top_k=3, explain=True)
+        hits = search_tree(root, 'lock the mutex', 3)
         self.assertEqual(hits[0]['symbol'], 'Mutex.Lock')
         private = {hit['symbol'] for hit in hits
                    if hit['explain']['factors'].get('private name') ==
                    code_search.PRIVATE_NAME_WEIGHT}
         self.assertEqual(private, {'Mutex.lockSlow', 'mutexProfile.Lock'})
 
-
-class DeclaredPrivateTests(TempDirCase):
     def test_a_member_declared_private_ranks_below_a_public_one(self):
         root = self.tmp / 'store'
         write(root / 'Store.java', (
@@ -162,10 +165,7 @@ class ModuleCodeTests(TempDirCase):
             'def rgb_to_hsv(r, g, b):\n'
             '    """Convert r, g, b to hue, saturation and value."""\n'
             '    return max(r, g, b), min(r, g, b), 0.0\n'))
-        chunks, _ = code_search.scan_tree(root)
-        hits = code_search.search_index(code_search.make_search_index(chunks),
-                                        'convert an rgb colour to hue saturation and value',
-                                        top_k=2, explain=True)
+        hits = search_tree(root, 'convert an rgb colour to hue saturation and value', 2)
         self.assertEqual([hit['symbol'] for hit in hits], ['rgb_to_hsv', '<module>'])
         weight = hits[1]['explain']['factors']['module code']
         self.assertEqual(weight, code_search.MODULE_CODE_WEIGHT)
@@ -184,9 +184,7 @@ class ConceptTests(TempDirCase):
             '    def lock(self):\n'
             '        """Lock the mutex, waiting until it is free."""\n'
             '        return True\n'))
-        chunks, _ = code_search.scan_tree(root)
-        hit = code_search.search_index(code_search.make_search_index(chunks),
-                                       '뮤텍스로 잠금 걸기', top_k=1, explain=True)[0]
+        hit = search_tree(root, '뮤텍스로 잠금 걸기', 1)[0]
         self.assertEqual(hit['symbol'], 'Mutex.lock')
         counted = {word['term']: word['concept'] for word in hit['explain']['words']
                    if word['counted']}
