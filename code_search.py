@@ -4210,7 +4210,7 @@ def mine_compounds(postings):
         n, best, best_uses = uses(term), None, 0
         for cut in range(2, len(term) - COMPOUND_MIN_PART + 1):
             tail = term[cut:]
-            if uses(tail) <= max(n, COMPOUND_MIN_USES - 1):
+            if uses(tail) <= max(n, COMPOUND_MIN_USES - 1):    # not a part, or less used
                 continue
             head = term[:cut]
             if head not in heads:
@@ -4824,14 +4824,6 @@ def collector_paused():
 IDENTIFIER_LIKE = re.compile(r'_|\.|[a-z][A-Z]|[A-Za-z][0-9]')
 PRIVATE_NAME = re.compile(r'(^|\.)(_(?!_)|#)')      # _name; JavaScript's #name
 GO_UNEXPORTED_NAME = re.compile(r'(^|\.)[a-z_]')   # Go: a lowercase name is package-private
-
-
-def private_name(entry):
-    """Whether a chunk's definition is private: declared `private`, named _name (#name
-    in JavaScript), or in Go named (or its type named) with a lowercase first letter."""
-    if entry.get('language') == 'go' and entry['kind'] not in ('window', 'module'):
-        return bool(GO_UNEXPORTED_NAME.search(entry['symbol']))
-    return bool(entry.get('private') or PRIVATE_NAME.search(entry['symbol']))
 TEST_PATH = re.compile(r'(^|/)(tests?|testing|idle_test|__tests__|testdata)/|(^|/)test_[^/]*$'
                        r'|_tests?\.(py|go|rs)$|(Tests?|Spec)\.(java|kt|kts)$'
                        r'|\.(test|spec)\.[cm]?[jt]sx?$')
@@ -5006,6 +4998,21 @@ def posting_entry(entry):
     return int(first), int(last or first), int(tf or 1)
 
 
+def private_name(entry):
+    """Whether a chunk's definition is private: declared `private`, named _name (#name
+    in JavaScript), or in Go named (or its type named) with a lowercase first letter."""
+    if entry.get('language') == 'go' and entry['kind'] not in ('window', 'module'):
+        return bool(GO_UNEXPORTED_NAME.search(entry['symbol']))
+    return bool(entry.get('private') or PRIVATE_NAME.search(entry['symbol']))
+
+
+def term_idf(terms, statistics, term):
+    """The idf a question term is scored with: its own, or for a compound name reached
+    through a part, the part's (a rare compound must not outweigh the word asked for)."""
+    counts = statistics.counts
+    return idf_of(counts.get(terms.parts.get(term), counts[term]), statistics.total)
+
+
 def idf_of(matches, total):
     """BM25's inverse document frequency of a term found in matches of total texts."""
     return math.log(1 + (total - matches + 0.5) / (matches + 0.5))
@@ -5015,12 +5022,11 @@ def score_matches(index, question, terms, matches, statistics, top_k, explain=Fa
     """The top_k hits of one index from its term matches.  statistics are the index's
     own, or those of several indexes searched together, so that their scores compare."""
     weights, anchors, concepts = terms.weights, terms.anchors, terms.concepts
-    counts, total = statistics.counts, statistics.total
     by_concept, anchored = {}, set()          # concept: {chunk: its best term's score}
     for term, weighted in matches.items():
         if term in anchors:
             anchored.update(weighted)
-        idf = idf_of(counts.get(terms.parts.get(term), counts[term]), total)
+        idf = term_idf(terms, statistics, term)
         best = by_concept.setdefault(concepts[term], {})
         for n, tf in weighted.items():
             score = weights[term] * idf * tf * (BM25_K1 + 1) / (BM25_K1 + tf)
@@ -5132,8 +5138,7 @@ def explain_chunk(index, terms, statistics, n, factors):
         if not fields:
             continue
         tf = sum(fields.values())
-        idf = idf_of(statistics.counts.get(terms.parts.get(term), statistics.counts[term]),
-                     statistics.total)
+        idf = term_idf(terms, statistics, term)
         score = weights[term] * idf * tf * (BM25_K1 + 1) / (BM25_K1 + tf)
         words.append({'term': term, 'concept': concepts[term], 'weight': weights[term],
                       'part': terms.parts.get(term, ''), 'idf': round(idf, 4), 'score': score,
@@ -6382,10 +6387,8 @@ def format_explain(explained):
     factors = ''.join(f' x {weight:g} ({what})' for what, weight in explained['factors'].items())
     lines = [f"  score {explained['score']:.4f} = {explained['words_score']:.4f} (words){factors}"]
     for word in explained['words']:
-        name = word['term'] if word['concept'] == word['term'] else \
-            f"{word['term']} ({word['concept']})"
-        if word['part']:
-            name = f"{word['term']} ({word['concept']}: {word['part']}+)"
+        origin = f"{word['concept']}: {word['part']}+" if word['part'] else word['concept']
+        name = word['term'] if origin == word['term'] else f"{word['term']} ({origin})"
         parts = '  '.join(f'{field} {part:.4f}' for field, part in word['fields'].items())
         counted = '' if word['counted'] else '  [not counted: its concept has a better term]'
         lines.append(f"    {name:<20} {word['score']:.4f}  idf {word['idf']:.2f}"
