@@ -102,3 +102,33 @@ class MnemonicTests(TempDirCase):
             self.assertEqual(json.loads(result.stdout)['results'][0]['start'], line, question)
         self.assertEqual(notes_search.word_runs('E[x]tract [c]reate arr[i] - [x] done'),
                          ['extract', 'create', 'arr', 'i', 'x', 'done'])
+
+
+class LongNoteTests(TempDirCase):
+    """A long note about the question's subject is not outranked by a short note that
+    mentions it once (NOTE_BM25_B): a tool's page of many examples against a one-line one."""
+
+    def test_the_note_about_the_subject_comes_first(self):
+        examples = [('Resize', ' by a percentage', '-resize 50%'), ('Rotate', ' by degrees',
+                    '-rotate 90'), ('Crop', ' to a region', '-crop 10x10'), ('Blur', '', '-blur 2'),
+                    ('Flip', ' vertically', '-flip'), ('Convert', ' to another format', 'out.jpg'),
+                    ('Sharpen', '', '-sharpen 1'), ('Trim', ' borders', '-trim')]
+        write(self.tmp / 'notes' / 'imagetool.md', '\n\n'.join(
+            ['# imagetool', '> Convert, resize and edit images.'] +
+            [f'- {verb} an image{tail}:\n\n`imagetool {flag} {{{{input.png}}}}`'
+             for verb, tail, flag in examples]) + '\n')
+        write(self.tmp / 'notes' / 'pixscale.md', (
+            '# pixscale\n\n> Scale a portable pixmap for a printer.\n\n'
+            '- Resize the input image:\n\n`pixscale -x 10cm {{input.ppm}}`\n\n'
+            '- Print help:\n\n`pixscale --help`\n'))
+        for number in range(6):
+            write(self.tmp / 'notes' / f'other{number}.md', (
+                f'# other{number}\n\n> Show the weather for a city.\n\n'
+                f"- Show today's forecast:\n\n`other{number} today`\n"))
+        result = run_cli(NOTES_TOOL, 'index', 'notes', cwd=self.tmp)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        result = run_cli(NOTES_TOOL, 'search', 'resize an image', '--json', cwd=self.tmp)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        hits = json.loads(result.stdout)['results']
+        self.assertEqual([hit['path'] for hit in hits[:2]], ['imagetool.md', 'pixscale.md'])
+        self.assertTrue(hits[0]['text'].startswith('- Resize an image by a percentage:'))
