@@ -7826,6 +7826,8 @@ KOREAN_GLOSSARY_TEXT = '''
 가변인자	args varargs argument
 가비지	garbage gc collect
 가비지컬렉션	gc garbage collect
+가상	virtual
+가상머신	vm virtual machine
 가상환경	venv virtualenv virtual environment
 가운데	center middle
 가운데정렬	center
@@ -7841,6 +7843,7 @@ KOREAN_GLOSSARY_TEXT = '''
 각도	angle degrees degree
 간격	interval
 간단	simple
+감사	audit
 감소	decrement decrease dec
 감시	watch monitor
 감싸	wrap wrapper
@@ -7848,15 +7851,20 @@ KOREAN_GLOSSARY_TEXT = '''
 감추	hide hidden mask
 감춰	hide mask
 값	value val
+강제	force
 강제종료	kill terminate
+강조	highlight emphasis
 같다	same equal
 같아	same equal
 같으면	equal same
 같은	same equal
 같은지	same equal
 개발	development dev
+개별	individual
 개수	count len number
+개요	overview summary
 개인키	private key
+개체	object
 개행	newline linesep
 객체	object obj instance
 객체크기	getsizeof size
@@ -7878,6 +7886,9 @@ KOREAN_GLOSSARY_TEXT = '''
 검색	search find lookup
 검은색	black
 검증	validate verify check
+검토	review
+게스트	guest
+게시	publish post
 게터	getter get
 결과	result output
 결괏값	result
@@ -7892,9 +7903,12 @@ KOREAN_GLOSSARY_TEXT = '''
 계산	calculate compute calc
 계속	continue
 계정	account user
+계층	layer hierarchy level
 고객	customer client
+고급	advanced
 고루틴	goroutine
 고르	choose select pick
+고아	orphan
 고유	unique uuid
 고유값	unique
 고정	fix freeze bind
@@ -7909,6 +7923,7 @@ KOREAN_GLOSSARY_TEXT = '''
 공간	space
 공개	public
 공개키	public key
+공급자	provider
 공백	whitespace space blank
 공분산	covariance cov
 공유	shared share
@@ -7916,10 +7931,12 @@ KOREAN_GLOSSARY_TEXT = '''
 공통	common
 관리	manage manager
 관리자	manager admin
+관찰	observe watch
 괄호	parentheses bracket paren
 교집합	intersection
 교착상태	deadlock
 교체	replace swap
+교환	exchange swap
 구간	interval range
 구독	subscribe
 구문	syntax statement
@@ -7929,7 +7946,9 @@ KOREAN_GLOSSARY_TEXT = '''
 구분문자	delimiter separator
 구분자	delimiter separator sep
 구성	config configuration
+구조	structure struct
 구조체	struct structure pack
+구축	build
 구하	get compute calculate
 구하고	get compute calculate
 구하기	get compute obtain
@@ -7942,20 +7961,25 @@ KOREAN_GLOSSARY_TEXT = '''
 구현체	implementation impl
 국제화	gettext i18n locale
 굵게	bold
+권장	recommend
 권한	permission mode chmod access
+규칙	rule
 그래프	graph graphlib topological
+그래픽	graphics
 그려	draw
 그룹	group
 그룹화	groupby group
 그리기	draw canvas turtle
 그림	image picture draw
 글꼴	font
+글로벌	global
 글씨	text font
 글자	char character letter
 글자색	color foreground fg
 글자수	len length
 금액	amount total
 기간	duration timedelta period
+기기	device
 기능	feature function
 기다려	wait
 기다리	wait
@@ -7969,7 +7993,9 @@ KOREAN_GLOSSARY_TEXT = '''
 기본인증	basic auth
 기본키	primary key
 기억	remember cache memo
+기존	existing
 기준	key
+기호	symbol
 긴	long
 길이	len length size
 깊은	deep deepcopy
@@ -8014,6 +8040,8 @@ KOREAN_GLOSSARY_TEXT = '''
 내림차순	descending reverse sorted
 내보내	emit send export
 내보낸	export
+내부	internal inner
+내역	history log
 내용	content contents body
 내일	tomorrow
 내장	builtin builtins
@@ -8025,13 +8053,18 @@ KOREAN_GLOSSARY_TEXT = '''
 넘버	number
 넣	put insert add
 넣어	put insert add
+네이티브	native
 네임드튜플	namedtuple
 네임스페이스	namespace
 네트워크	network net socket
+네트워킹	networking network
 년	year
 년도	year
 노드	node
 노란색	yellow
+녹음	record
+녹화	record
+논리	logic logical
 논블로킹	nonblocking setblocking
 높이	height
 누락	missing
@@ -8055,11 +8088,15 @@ KOREAN_GLOSSARY_TEXT = '''
 다음	next
 다이얼로그	dialog
 다이제스트	digest hexdigest
+다중	multi multiple
 다차원	nested multidimensional
+단순화	simplify
 단어	word words
 단언	assert
 단위	unit
 단위테스트	unittest test
+단일	single
+단축키	shortcut hotkey keybinding
 닫	close
 닫아	close
 닫지	close
@@ -8071,8 +8108,13 @@ KOREAN_GLOSSARY_TEXT = '''
 대문자	upper uppercase capitalize
 대상	target
 대소문자	case ignorecase
+대시보드	dashboard
+대안	alternative
+대역폭	bandwidth
 대입	assign
+대체	replace alternative substitute
 대화상자	dialog
+대화식	interactive
 대화형	interactive prompt
 더미	dummy
 더블	double float
@@ -8094,6 +8136,8 @@ KOREAN_GLOSSARY_TEXT = '''
 데드라인	deadline
 데드락	deadlock
 데몬	daemon
+데스크탑	desktop
+데스크톱	desktop
 데이터	data
 데이터베이스	database db sqlite
 데이터클래스	dataclass
@@ -8102,7 +8146,10 @@ KOREAN_GLOSSARY_TEXT = '''
 덱	deque
 도구	tool tools util
 도메인	domain
+도우미	helper
 도움말	help usage
+도커	docker
+독립	independent standalone
 독스트링	docstring doc
 독테스트	doctest
 돌려	returns
@@ -8117,6 +8164,8 @@ KOREAN_GLOSSARY_TEXT = '''
 동시	concurrent parallel simultaneous
 동시성	concurrent concurrency
 동시에	concurrent parallel simultaneous
+동영상	video
+동일	equal identical
 동작	behavior action operation
 동적	dynamic dynamically
 동적으로	dynamic dynamically
@@ -8128,6 +8177,8 @@ KOREAN_GLOSSARY_TEXT = '''
 뒤집	reverse reversed flip
 뒤집기	reverse reversed
 뒤집어	reverse flip
+드라이버	driver
+드라이브	drive
 드롭	drop
 들어오	input incoming
 들어있	contains
@@ -8138,12 +8189,15 @@ KOREAN_GLOSSARY_TEXT = '''
 디렉터리명	dirname directory
 디렉터리인지	isdir directory
 디렉토리	directory dir folder
+디바이스	device dev
 디버거	debugger pdb
 디버그	debug debugger pdb
 디버깅	debug debugger pdb
 디비	db database sqlite3
 디스크	disk usage
 디스크립터	descriptor fd fileno
+디스플레이	display
+디지털	digital
 디코더	decoder
 디코드	decode
 디코딩	decode
@@ -8162,6 +8216,7 @@ KOREAN_GLOSSARY_TEXT = '''
 라우터	router route
 라우팅	routing route
 라이브러리	library lib module
+라이선스	license
 라이터	writer
 라이트	write
 라인	line lines
@@ -8170,10 +8225,15 @@ KOREAN_GLOSSARY_TEXT = '''
 래퍼	wrapper wraps wrap
 랜덤	random
 런타임	runtime
+레거시	legacy
 레벨	level
 레이블	label
+레이아웃	layout
+레이어	layer
+레지스터	register
 레코드	record row
 레퍼런스	reference ref
+레포지토리	repository repo
 렌더링	render rendering
 로거	logger logging
 로그	log logging logger
@@ -8195,6 +8255,7 @@ KOREAN_GLOSSARY_TEXT = '''
 리드	read
 리디렉션	redirect
 리로드	reload
+리비전	revision rev
 리셋	reset
 리소스	resource resources
 리스너	listener
@@ -8204,11 +8265,19 @@ KOREAN_GLOSSARY_TEXT = '''
 리슨	listen
 리퀘스트	request
 리턴코드	returncode
+리포지토리	repository repo
 리플레이스	replace
 리플렉션	reflection reflect
+린터	linter lint
+린트	lint
+릴리스	release
 링크	link symlink
+마법사	wizard
 마스크	mask
 마우스	mouse
+마운트	mount
+마이그레이션	migration migrate
+마이크	microphone mic
 마이크로초	microseconds
 마임타입	mimetype mime
 마지막	last end final
@@ -8229,6 +8298,8 @@ KOREAN_GLOSSARY_TEXT = '''
 맞춰	align fit match
 매개변수	parameter param arg
 매개변수화	parametrize parameterized subtest
+매니저	manager
+매니페스트	manifest
 매일	daily day
 매직메서드	dunder magic special
 매치	match
@@ -8239,6 +8310,7 @@ KOREAN_GLOSSARY_TEXT = '''
 맨앞	front first head
 맵	map
 맵핑	mapping map
+머신	machine vm
 멀티스레드	threading thread
 멀티스레딩	threading thread
 멀티파트	multipart
@@ -8260,6 +8332,7 @@ KOREAN_GLOSSARY_TEXT = '''
 메일	mail email smtp message
 메타데이터	metadata
 메타클래스	metaclass
+메트릭	metric metrics
 멤버	member
 며칠	days
 명령	command cmd
@@ -8269,7 +8342,10 @@ KOREAN_GLOSSARY_TEXT = '''
 몇	few number
 모니터	monitor
 모니터링	monitor watch
+모델	model
 모듈	module
+모드	mode
+모바일	mobile
 모아	collect gather
 모으	collect gather
 모으려면	collect gather
@@ -8281,6 +8357,7 @@ KOREAN_GLOSSARY_TEXT = '''
 목적지	destination dst dest
 몫	quotient div floordiv
 무결성	integrity checksum hmac
+무선	wireless wifi
 무시	ignore
 무작위	random shuffle
 무한	inf infinite
@@ -8288,6 +8365,7 @@ KOREAN_GLOSSARY_TEXT = '''
 묶	group pack bundle
 묶어	group pack bundle
 묶음	bundle archive
+문법	syntax grammar
 문서	document doc docs
 문서테스트	doctest
 문서화	docstring doc documentation
@@ -8301,7 +8379,10 @@ KOREAN_GLOSSARY_TEXT = '''
 문장	sentence text
 물어	ask prompt input
 뮤텍스	lock mutex
+미디어	media
 미래	future
+미러	mirror
+미리보기	preview
 밀리초	milliseconds msec
 밑줄	underline underscore
 바꾸	change replace convert
@@ -8325,16 +8406,22 @@ KOREAN_GLOSSARY_TEXT = '''
 반복문	loop
 반복자	iterator iter
 반올림	round
+반전	invert reverse
 반환	return returns
 반환값	return value result
 반환코드	returncode exit code
 받	receive recv
 받는사람	recipient
 받아	receive recv
+발급	issue
 발생	raise
 발신자	sender
 발행	publish
+밝기	brightness
 방지	prevent avoid
+방향	direction orientation
+방화벽	firewall
+배경	background
 배경색	background bg
 배리어	barrier
 배열	array
@@ -8346,12 +8433,16 @@ KOREAN_GLOSSARY_TEXT = '''
 백분율	percent percentage
 백슬래시	backslash
 백업	backup copy
+백엔드	backend
 밸류	value
 버그	bug
 버림	trunc floor
 버전	version
+버킷	bucket
 버튼	button
 버퍼	buffer buf
+번들	bundle
+번들링	bundle
 번역	translate gettext translation
 번째	nth index
 번호	number no lineno
@@ -8361,6 +8452,7 @@ KOREAN_GLOSSARY_TEXT = '''
 베이스네임	basename
 벡터	vec vector
 벤치마크	benchmark timeit
+벤치마킹	benchmark
 변경	change modify update
 변경사항	changes diff
 변수	variable var
@@ -8370,11 +8462,13 @@ KOREAN_GLOSSARY_TEXT = '''
 병렬	parallel concurrent
 병목	bottleneck profile
 병합	merge
+보고서	report
 보기	view pretty
 보기좋게	pretty pprint
 보내	send
 보낸	sent send
 보낸사람	sender
+보류	pending hold
 보안	security secure ssl
 보여	show display print
 보여주	show display print
@@ -8383,6 +8477,7 @@ KOREAN_GLOSSARY_TEXT = '''
 보이	show visible display
 보인	visible show
 보존	preserve keep
+보호	protect
 복구	recover restore
 복사	copy
 복사본	copy
@@ -8391,6 +8486,7 @@ KOREAN_GLOSSARY_TEXT = '''
 복제	clone copy deepcopy
 복호화	decrypt decode
 본문	body content
+볼륨	volume
 부동소수	float
 부동소수점	float floating
 부르	call invoke
@@ -8399,11 +8495,21 @@ KOREAN_GLOSSARY_TEXT = '''
 부분문자열	substring
 부분적용	partial functools
 부분집합	subset issubset
+부여	grant assign
+부울	bool boolean
+부트	boot
+부트로더	bootloader boot
+부트스트랩	bootstrap
+부팅	boot
+부하	load
 부호	sign copysign
+북마크	bookmark
 분	minute minutes
+분기	branch fork
 분류	classify category group
 분리	split separate
 분산	variance
+분석	analyze parse analysis
 분수	fraction fractions
 분포	distribution
 분할	split partition chunk
@@ -8420,14 +8526,19 @@ KOREAN_GLOSSARY_TEXT = '''
 붙여넣기	paste
 붙이	append join concat
 붙인	append join
+뷰어	viewer
 브라우저	browser webbrowser
+브랜치	branch
 브레이크포인트	breakpoint
+브리지	bridge
 블로킹	blocking block
 블록	block
+블루투스	bluetooth
 비공개	private
 비교	compare diff cmp
 비교함수	cmp key comparator
 비동기	async asyncio await
+비디오	video
 비밀	secret secrets
 비밀번호	password passwd getpass
 비밀키	secret key hmac
@@ -8443,6 +8554,8 @@ KOREAN_GLOSSARY_TEXT = '''
 비정상종료	abort crash
 비트	bit bits
 비트연산	bitwise
+비활성	inactive disabled
+비활성화	disable deactivate
 빈	empty blank
 빈도	frequency count counter
 빈칸	blank whitespace space
@@ -8460,11 +8573,14 @@ KOREAN_GLOSSARY_TEXT = '''
 뺀	subtract remove
 뺄셈	sub subtract
 뽑	pick sample choose
+사양	spec specification
 사용량	usage resource
+사용률	usage utilization
 사용법	usage help
 사용자	user username
 사용자명	username getuser
 사용자정의	custom user defined
+사운드	sound audio
 사이즈	size
 사인	sin sign
 사전	dict dictionary
@@ -8489,8 +8605,10 @@ KOREAN_GLOSSARY_TEXT = '''
 색	color
 색깔	color
 색상	color
+색인	index
 샘플	sample
 샘플링	sample sampling
+생략	omit skip
 생산자	producer
 생성	create make new generate
 생성시간	ctime getctime creation time
@@ -8500,9 +8618,11 @@ KOREAN_GLOSSARY_TEXT = '''
 서명	signature sign hmac
 서명검증	verify signature
 서버	server
+서브볼륨	subvolume
 서브커맨드	subcommand subparsers
 서브클래스	subclass
 서브프로세스	subprocess process
+서비스	service
 서식	format
 서치	search
 섞	shuffle
@@ -8511,12 +8631,14 @@ KOREAN_GLOSSARY_TEXT = '''
 선택	select choice choose option
 선택적	optional
 선형회귀	linear regression
+설계	design
 설명	description doc help
 설정	config settings setting configure
 설정파일	config configparser ini
 설치	install setup
 성능	performance perf
 세	count counter
+세그먼트	segment
 세금	tax
 세로	height vertical
 세마포어	semaphore
@@ -8526,6 +8648,7 @@ KOREAN_GLOSSARY_TEXT = '''
 세트	set frozenset
 세팅	settings setting config
 섹션	section
+섹터	sector
 센	count
 셀	count cell
 셋	set frozenset
@@ -8542,18 +8665,23 @@ KOREAN_GLOSSARY_TEXT = '''
 소스	source src
 소스코드	source code
 소요시간	elapsed duration
+소유	own owner
 소유권	ownership owner borrow
 소유자	owner chown
 소인수분해	factorize factors prime
 소켓	socket
 소트	sort sorted
 소팅	sort sorted sorting
+소프트웨어	software
 속도	speed performance fast
 속도제한	rate limit throttle
 속성	attribute attr property
+손상	corrupt damage
+손실	loss lossy
 솔트	salt
 송신	send sendall
 송장	invoice
+수동	manual
 수락	accept
 수명	lifetime
 수신	receive recv
@@ -8561,11 +8689,15 @@ KOREAN_GLOSSARY_TEXT = '''
 수정	modify edit update fix
 수정시간	mtime modified
 수정일	mtime modified
+수준	level
+수직	vertical
 수집	collect gather
 수학	math
 순서	order ordered sequence
 순서있는	ordered ordereddict
 순열	permutation permutations
+순위	rank
+순차	sequential
 순환	cycle circular
 순회	traverse walk iterate
 숨겨	hide hidden
@@ -8577,23 +8709,35 @@ KOREAN_GLOSSARY_TEXT = '''
 쉼표	comma
 슈퍼	super
 슈퍼클래스	superclass
+스냅샷	snapshot
+스니펫	snippet
 스레드	thread threading
 스레드아이디	ident get_ident thread
 스레드안전	threadsafe lock
 스레드풀	threadpoolexecutor pool threadpool
 스왑	swap
+스위트	suite
+스캔	scan
 스케줄	schedule scheduler sched
 스케줄러	scheduler sched
 스케쥴	schedule sched
 스코프	scope
 스크래핑	scrape
+스크롤	scroll
+스크린샷	screenshot
 스크립트	script
+스크립팅	scripting script
 스키마	scheme schema
 스킴	scheme
 스킵	skip
+스타일	style
+스타일시트	stylesheet css
 스택	stack
 스택트레이스	traceback stack trace
 스텁	stub
+스테이지	stage
+스테이징	staging stage
+스토리지	storage
 스트리밍	streaming stream
 스트림	stream
 스트립	strip
@@ -8601,10 +8745,12 @@ KOREAN_GLOSSARY_TEXT = '''
 스페이스	space
 스프레드시트	spreadsheet csv excel
 스플릿	split
+슬라이드	slide
 슬라이스	slice
 슬라이싱	slice slicing
 슬래시	slash
 슬립	sleep
+승인	approve
 시	hour hours
 시각	time datetime clock
 시간	time
@@ -8615,6 +8761,8 @@ KOREAN_GLOSSARY_TEXT = '''
 시그널	signal
 시도	attempt retry try
 시드	seed
+시리얼	serial
+시뮬레이터	simulator
 시스템	system sys os
 시작	start begin init
 시작하는	startswith start
@@ -8623,9 +8771,11 @@ KOREAN_GLOSSARY_TEXT = '''
 시퀀스	sequence seq
 시크	seek
 시크릿	secret secrets
+시트	sheet
 시프트	shift
 식별	identify id
 식별자	identifier id
+신뢰	trust
 신호	signal
 실수	float real
 실제값	actual
@@ -8637,13 +8787,17 @@ KOREAN_GLOSSARY_TEXT = '''
 실행취소	undo
 실행파일	executable exe
 심링크	symlink
+심볼	symbol
+심볼릭	symbolic symlink
 심볼릭링크	symlink link
 십육진수	hex hexadecimal
 십진수	decimal
 싱글톤	singleton
+싱크	sync
 쌍	pair tuple
 써	write
 써서	write
+썸네일	thumbnail
 쓰	write
 쓰기	write
 쓰레드	thread threading
@@ -8656,11 +8810,16 @@ KOREAN_GLOSSARY_TEXT = '''
 아스키	ascii
 아스키코드	ord ascii
 아웃풋	output
+아이콘	icon
 아이템	item items
 아이피	ip address
 아카이브	archive tar zip
+아키텍처	architecture arch
 아토믹	atomic
+아티팩트	artifact
+안드로이드	android
 안전	safe secure
+안정	stable
 알고리즘	algorithm
 알리	notify alert
 알림	notify notification
@@ -8676,19 +8835,27 @@ KOREAN_GLOSSARY_TEXT = '''
 압축해제	extract decompress unzip unpack
 앞	front head
 앞뒤	strip leading trailing
+애니메이션	animation
+애플리케이션	application app
+액세스	access
+앱	app application
 야믈	yaml
 약한참조	weakref
 양수	positive
 얕은	shallow copy
 얕은복사	copy shallow
 어노테이션	annotation annotations
+어댑터	adapter
 어서트	assert
 어설션	assert assertion
+어셈블리	assembly
 어싱크	async
 어웨이트	await
 어제	yesterday
 어트리뷰트	attribute attr
+억제	suppress
 언랩	unwrap
+언어	language lang
 언패킹	unpack unpacking
 언팩	unpack
 얻	get obtain
@@ -8703,6 +8870,8 @@ KOREAN_GLOSSARY_TEXT = '''
 없음	none missing
 에러	error
 에러코드	errno code
+에뮬레이션	emulation emulate
+에뮬레이터	emulator
 에스큐엘	sql
 에포크	epoch
 에폭	epoch
@@ -8710,15 +8879,18 @@ KOREAN_GLOSSARY_TEXT = '''
 엔드포인트	endpoint
 엔디안	endian byteorder
 엔디언	endian byteorder
+엔진	engine
 엔터	enter newline
 엔트리포인트	entry points
 엔티티	entity
 엘리먼트	element
 여는	open
 여러	multiple many
+역방향	reverse
 역순	reverse reversed
 역직렬화	load loads deserialize
 역추적	traceback
+역할	role
 연결	connect connection link
 연결리스트	linked list
 연도	year
@@ -8734,8 +8906,10 @@ KOREAN_GLOSSARY_TEXT = '''
 열면	open
 열어	open
 열지	open
+영구	permanent persistent
 영문자	ascii letters isalpha
 영숫자	alnum isalnum
+영역	region area
 예쁘게	pretty pprint indent
 예상	expected
 예시	example sample
@@ -8744,6 +8918,7 @@ KOREAN_GLOSSARY_TEXT = '''
 예외처리	except exception handle
 예제	example sample
 오늘	today
+오디오	audio
 오류	error
 오류코드	errno code
 오른쪽	right rjust rstrip
@@ -8751,6 +8926,7 @@ KOREAN_GLOSSARY_TEXT = '''
 오름차순	ascending sort sorted
 오버라이드	override
 오버라이딩	override
+오버레이	overlay
 오버로드	overload
 오버로딩	overload
 오버플로우	overflow
@@ -8784,16 +8960,19 @@ KOREAN_GLOSSARY_TEXT = '''
 운영체제	os system platform
 워닝	warning
 워커	worker
+워크플로우	workflow
 원격	remote
 원래	original
 원본	original source
 원소	element item member
+원시	raw
 원인	cause
 원자적	atomic
 원주율	pi
 월	month
 웨이트그룹	waitgroup
 웹	web http
+웹사이트	website site
 웹소켓	websocket
 웹페이지	page html
 위상정렬	topological sort graphlib
@@ -8806,6 +8985,7 @@ KOREAN_GLOSSARY_TEXT = '''
 유니코드	unicode unicodedata
 유닉스	unix posix epoch
 유닉스시간	epoch timestamp
+유닛	unit
 유닛테스트	unittest test
 유디피	udp
 유사도	similarity ratio
@@ -8822,10 +9002,14 @@ KOREAN_GLOSSARY_TEXT = '''
 유효기간	expiry expires
 유효성	valid validate validation
 유효한지	valid isvalid
+유휴	idle
 윤년	leap year isleap
+음성	voice speech audio
+음소거	mute
 음수	negative
 응답	response reply
 응답코드	status code
+의존	depend dependency
 의존성	dependency dependencies requires
 이넘	enum
 이동	move rename
@@ -8841,6 +9025,7 @@ KOREAN_GLOSSARY_TEXT = '''
 이벤트	event
 이벤트루프	event loop asyncio
 이분탐색	bisect binary search
+이슈	issue
 이스케이프	escape
 이어붙여	concat join append
 이어붙이	concat join append
@@ -8854,6 +9039,7 @@ KOREAN_GLOSSARY_TEXT = '''
 이차원	matrix grid 2d
 이터러블	iterable
 이터레이터	iterator iter
+익명	anonymous
 익명함수	lambda anonymous
 익셉션	exception
 인가	authorization authorize
@@ -8864,6 +9050,7 @@ KOREAN_GLOSSARY_TEXT = '''
 인스턴스	instance
 인스턴스인지	isinstance
 인스톨	install
+인식	recognize detect
 인용	quote
 인자	argument arg args
 인증	auth authenticate login
@@ -8872,6 +9059,7 @@ KOREAN_GLOSSARY_TEXT = '''
 인코드	encode
 인코딩	encode encoding
 인터넷	internet network
+인터랙티브	interactive
 인터럽트	interrupt keyboardinterrupt
 인터페이스	interface
 인터프리터	interpreter executable
@@ -8895,6 +9083,7 @@ KOREAN_GLOSSARY_TEXT = '''
 읽어온	read load
 읽어와	read load
 읽지	read
+임계값	threshold
 임시	temp tmp temporary tempfile
 임시파일	tempfile temporary namedtemporaryfile
 임의	random arbitrary
@@ -8903,6 +9092,7 @@ KOREAN_GLOSSARY_TEXT = '''
 입력받	input read
 있	exists has
 있는지	exists contains
+자격증명	credentials credential
 자동	auto automatic
 자료형	type types
 자르	split cut truncate slice
@@ -8910,13 +9100,19 @@ KOREAN_GLOSSARY_TEXT = '''
 자른	cut truncate split
 자를	cut truncate split
 자릿수	digits ndigits precision
+자막	subtitle
+자산	asset
 자세히	verbose detail
 자식	child children
 자식클래스	subclass child
+자원	resource
 자정	midnight
 자주	frequent common most
 작	smaller less
 작게	smaller less
+작동	work operate
+작성	write create
+작성자	author
 작업	task job work
 작업디렉터리	cwd getcwd
 작업자	worker
@@ -8932,24 +9128,33 @@ KOREAN_GLOSSARY_TEXT = '''
 잠시	sleep
 잡	catch except handle
 잡아	catch except handle
+장치	device dev
 재개	resume
 재귀	recursive recurse recursion
 재귀한도	recursionlimit
 재발생	reraise raise
+재부팅	reboot restart
+재생	play playback
 재시도	retry retries
 재시작	restart
 재연결	reconnect
+저널	journal
 저장	save store write dump
 저장소	store storage
+적용	apply
 전달	forward pass send
+전력	power
 전송	send transfer
 전역	global globals
 전역변수	globals global
+전원	power
 전자우편	email mail
 전체	all whole total entire
+전환	switch toggle
 절대	absolute abs
 절대경로	abspath absolute resolve
 절댓값	abs absolute
+점검	check inspect
 접근	access
 접근권한	permission access
 접두사	prefix
@@ -8971,14 +9176,18 @@ KOREAN_GLOSSARY_TEXT = '''
 정적	static staticmethod
 정적메서드	staticmethod static
 정적으로	static staticmethod
+정지	stop halt
+정책	policy
 제거	remove strip delete
 제곱	square pow power
 제곱근	sqrt
+제공자	provider
 제너레이터	generator yield
 제너릭	generic typevar
 제네레이터	generator yield
 제네릭	generic typevar
 제목	subject title
+제어	control
 제외	exclude ignore
 제이슨	json
 제출	submit
@@ -8987,6 +9196,7 @@ KOREAN_GLOSSARY_TEXT = '''
 조건	condition
 조건문	condition
 조건변수	condition cond
+조상	ancestor
 조용히	quiet silent
 조인	join
 조합	combination combinations
@@ -9015,13 +9225,18 @@ KOREAN_GLOSSARY_TEXT = '''
 중단점	breakpoint
 중복	duplicate duplicates dedup
 중복제거	dedup unique
+중앙	center central
 중앙값	median
 중지	stop halt
 중첩	nested nest
+즐겨찾기	favorite bookmark
 증가	increment increase inc
+증명서	certificate cert
+증분	incremental
 지금	now
 지나면	elapsed expired after
 지난	past last previous elapsed
+지속	persist
 지수	exp exponent
 지역	local locals
 지역변수	locals local
@@ -9033,7 +9248,9 @@ KOREAN_GLOSSARY_TEXT = '''
 지워	delete remove
 지정	specified given
 지집	gzip
+직렬	serial
 직렬화	serialize dump pickle
+진단	diagnose diagnostic
 진법	base radix
 진수	base hex bin oct
 진입점	entry point main
@@ -9052,6 +9269,7 @@ KOREAN_GLOSSARY_TEXT = '''
 차이	diff difference delta
 차이점	diff difference
 차집합	difference
+차트	chart
 참고	reference see
 참조	reference ref
 참조카운트	refcount getrefcount
@@ -9081,9 +9299,12 @@ KOREAN_GLOSSARY_TEXT = '''
 청크	chunk chunks
 체인	chain
 체크섬	checksum crc
+체크아웃	checkout
 초	second seconds
+초과	exceed
 초기화	init initialize reset clear
 초록색	green
+초안	draft
 총합	sum total
 최근	recent latest last
 최단경로	shortest path dijkstra
@@ -9100,21 +9321,26 @@ KOREAN_GLOSSARY_TEXT = '''
 최솟값	min minimum
 최신	latest newest
 최적화	optimize optimization
+최종	final
 추가	add append insert
 추상	abstract abc
 추상구문트리	ast
 추상클래스	abc abstract abstractmethod
 추적	trace traceback track
 추출	extract
+축소	shrink reduce minimize
 축약	reduce
 출력	print output write
 충돌	conflict crash collision
 취소	cancel
+취약점	vulnerability
 측정	measure timeit perf
 치명적	critical fatal
 치환	substitute replace sub
+카메라	camera
 카운터	counter count
 카운트	count counter
+카테고리	category
 카피	copy
 칸	column cell width
 칼럼	column col
@@ -9126,6 +9352,7 @@ KOREAN_GLOSSARY_TEXT = '''
 캔버스	canvas
 캘린더	calendar
 캡처	capture
+커널	kernel
 커넥션	connection conn
 커넥션풀	pool connection
 커맨드	command cmd
@@ -9139,11 +9366,15 @@ KOREAN_GLOSSARY_TEXT = '''
 컨테이너	container
 컨텍스트	context
 컨텍스트매니저	context manager with
+컨트롤러	controller
 컨피그	config configparser
 컬러	color colour
 컬럼	column col
 컬렉션	collection collections
 컴파일	compile
+컴포넌트	component
+컴퓨터	computer machine
+컴퓨팅	compute computing
 컴프리헨션	comprehension
 켜	enable start
 코드	code
@@ -9151,6 +9382,7 @@ KOREAN_GLOSSARY_TEXT = '''
 코사인	cos
 코어	cpu count cores
 콘솔	console terminal
+콘텐츠	content
 콘텐츠타입	content_type mimetype
 콘텐트타입	content_type mimetype
 콜러블	callable
@@ -9166,13 +9398,16 @@ KOREAN_GLOSSARY_TEXT = '''
 크게	larger greater
 크기	size len
 크기조절	resize
+크레이트	crate
 크론	cron schedule
 크롤링	crawl scrape
 큰	larger greater big
 큰따옴표	double quote
+클라우드	cloud
 클라이언트	client
 클래스	class cls
 클래스메서드	classmethod
+클러스터	cluster
 클로저	closure nonlocal
 클로즈	close
 클론	clone
@@ -9180,6 +9415,7 @@ KOREAN_GLOSSARY_TEXT = '''
 클립보드	clipboard
 키	key
 키값	key value
+키링	keyring
 키보드	keyboard key
 키워드	keyword kwargs
 키워드인자	kwargs keyword
@@ -9203,23 +9439,33 @@ KOREAN_GLOSSARY_TEXT = '''
 태그	tag
 태스크	task
 탭	tab tabs expandtabs
+터널	tunnel
 터미널	terminal tty
 터틀	turtle
+테두리	border
+테마	theme
 테스트	test unittest
 테스트스위트	suite testsuite
 테스트케이스	testcase test
 테이블	table
 텍스트	text
 템플릿	template
+토글	toggle
 토크나이저	tokenizer tokenize
 토큰	token
 토큰화	tokenize tokenizer
+토픽	topic
 통계	statistics stats
 통과	pass passed
+통신	communication
 통합	integrate merge
 통화	currency
+투명	transparent
 튜플	tuple
+트래픽	traffic
+트랙	track
 트랜잭션	transaction
+트레이	tray
 트레이스	trace traceback
 트레이스백	traceback
 트레이트	trait
@@ -9231,6 +9477,7 @@ KOREAN_GLOSSARY_TEXT = '''
 틀린	wrong invalid
 티씨피	tcp
 티어다운	teardown
+티켓	ticket
 파라메터	parameter param
 파라미터	parameter param
 파란	blue
@@ -9247,13 +9494,16 @@ KOREAN_GLOSSARY_TEXT = '''
 파일이름	filename name
 파일인지	isfile file
 파일크기	getsize size st_size
+파티션	partition
 판별	check detect determine
+팔레트	palette
 패닉	panic
 패딩	pad padding zfill
 패스	path
 패스워드	password passwd getpass
 패치	patch
 패키지	package
+패키징	packaging package
 패킷	packet
 패턴	pattern
 팩토리	factory
@@ -9261,22 +9511,33 @@ KOREAN_GLOSSARY_TEXT = '''
 퍼블릭	public
 퍼센트	percent quote
 퍼센트인코딩	quote urlencode percent
+퍼지	fuzzy
+펌웨어	firmware
 펑션	function func
+페어링	pair pairing
 페이로드	payload
 페이지	page
 페이지네이션	pagination page
+편집	edit
+편집기	editor
 펼치	flatten expand unpack
 평가	eval evaluate
 평균	mean average avg
+평문	plaintext plain
 평탄화	flatten
 폐기	deprecated deprecation
+포그라운드	foreground
+포드	pod
 포매터	formatter
 포매팅	format formatting
 포맷	format
 포맷터	formatter
 포맷팅	format formatting
 포스트	post
+포워딩	forwarding forward
 포인터	pointer ptr
+포커스	focus
+포크	fork
 포트	port
 포함	contains include in
 폭	width
@@ -9296,6 +9557,7 @@ KOREAN_GLOSSARY_TEXT = '''
 표준편차	stdev
 표현	repr representation expression
 표현식	expression expr
+푸시	push
 풀	extract unzip unpack
 풀어	extract unpack
 퓨처	future
@@ -9303,29 +9565,43 @@ KOREAN_GLOSSARY_TEXT = '''
 프레임	frame
 프로그램	program
 프로그레스바	progressbar progress bar
+프로덕션	production prod
 프로미스	promise
+프로브	probe
+프로세서	processor cpu
 프로세스	process
 프로세스아이디	pid getpid
 프로세스풀	pool processpoolexecutor
+프로젝트	project
 프로즌셋	frozenset
 프로토콜	protocol
 프로파일	profile profiler cprofile
 프로파일러	profiler cprofile
 프로파일링	profile profiler
 프로퍼티	property attribute attr
+프로필	profile
 프록시	proxy
+프론트엔드	frontend
 프롬프트	prompt input
+프린터	printer
 프린트	print
 플래그	flag flags
+플래시	flash
 플랫폼	platform
+플러그인	plugin
 플러시	flush
+플레이북	playbook
 플레이스홀더	placeholder
 플로트	float
+피드	feed
+피드백	feedback
 피보나치	fibonacci fib
+피어	peer
 피클	pickle
 피하	avoid
 피하는	avoid
 피하려면	avoid
+픽셀	pixel
 픽스처	fixture setup
 필드	field
 필수	required
@@ -9333,6 +9609,7 @@ KOREAN_GLOSSARY_TEXT = '''
 핍	pip ensurepip
 핑	ping
 하나씩	iterate each
+하드웨어	hardware
 하위	sub child
 하위디렉터리	subdirectory subdir walk
 하위명령	subcommand subparsers
@@ -9346,6 +9623,7 @@ KOREAN_GLOSSARY_TEXT = '''
 함수	function func
 합	sum
 합계	sum total
+합성	composite compose
 합집합	union
 합쳐	merge join combine
 합치	merge join combine
@@ -9354,6 +9632,8 @@ KOREAN_GLOSSARY_TEXT = '''
 합칠	merge join combine
 항목	item entry items
 해결	resolve solve fix
+해독	decrypt decode
+해상도	resolution
 해석	resolve interpret
 해시	hash hashlib digest
 해시값	hash digest hexdigest
@@ -9368,6 +9648,7 @@ KOREAN_GLOSSARY_TEXT = '''
 행렬	matrix
 허용	allow permit
 헤더	header headers
+헤드리스	headless
 헬퍼	helper util
 현재	current now
 현재디렉터리	getcwd cwd
@@ -9378,6 +9659,7 @@ KOREAN_GLOSSARY_TEXT = '''
 형식	format type
 호스트	host hostname
 호스트명	hostname gethostname
+호스팅	hosting host
 호출	call invoke
 호출가능	callable
 호출스택	stack frame traceback
@@ -9386,6 +9668,7 @@ KOREAN_GLOSSARY_TEXT = '''
 홈	home
 화면	screen display
 화면지우기	clear cls
+확대	zoom enlarge
 확률	probability
 확인	check verify
 확장	extend expand extension
@@ -9393,12 +9676,17 @@ KOREAN_GLOSSARY_TEXT = '''
 환경	environment env
 환경변수	environ env getenv
 환경설정	config configuration settings
+활성	active enabled
+활성화	enable activate
 회전	rotate rotation
 획득	acquire
 횟수	count times
 효율적	efficient
 후	after later
+훅	hook
+휴지통	trash
 흰색	white
+히스토그램	histogram
 히스토리	history
 힌트	hint hints
 힙	heap heapq

@@ -190,6 +190,17 @@ class ConceptTests(TempDirCase):
                    if word['counted']}
         self.assertEqual((counted['lock'], counted['mutex']), ('잠금', '뮤텍스'))
 
+    def test_words_of_tools_and_systems_are_in_the_glossary(self):
+        # 프로젝트, 브랜치, 활성화 and 편집 had no meaning: they were found nowhere.
+        root = self.tmp / 'tool'
+        write(root / 'vcs.py', 'def switch_branch(name):\n    return name\n')
+        write(root / 'plugins.py', 'def enable_plugin(name):\n    return name\n')
+        write(root / 'editor.py', 'def edit_project(path):\n    return path\n')
+        for question, symbol in (('브랜치 전환', 'switch_branch'),
+                                 ('플러그인 활성화', 'enable_plugin'),
+                                 ('프로젝트 편집', 'edit_project')):
+            self.assertEqual(search_tree(root, question, 1)[0]['symbol'], symbol)
+
 
 class CompoundTests(TempDirCase):
     """Lowercase compound names (scandir) are reached through their parts (scan, dir)."""
