@@ -1,6 +1,7 @@
 """notes_search.py serve: the JSON API and the page on a real server, called with
 urllib, and the page in headless Chromium when it is installed.  Standard library only."""
 import json
+import re
 import shutil
 import subprocess
 import tempfile
@@ -9,6 +10,8 @@ from pathlib import Path
 
 from tests.support import CHROMIUM, NOTES_TOOL, dump_dom, run_cli, write
 from tests.test_code_serve import SCRIPT, Server
+
+import notes_search
 
 
 def cli(*args, **kwargs):
@@ -87,8 +90,9 @@ class NotesApiTests(unittest.TestCase):
         self.assertNotIn('explain', self.server.call('/api/search?q=cache')[1]['results'][0])
         text = cli('search', 'cache invalidation', '--explain', '--index',
                    self.tmp / 'notes.json').stdout.splitlines()
-        self.assertRegex(text[1], r'^  score [0-9.]+ = [0-9.]+ \(paragraph\) \+ 0\.5 x '
-                                  r'[0-9.]+ \(note\)$')
+        self.assertRegex(text[1], r'^  score [0-9.]+ = [0-9.]+ \(paragraph\) \+ '
+                                  + re.escape(str(notes_search.NOTE_WEIGHT)) +
+                                  r' x [0-9.]+ \(note\)$')
         self.assertRegex(text[2], r'^    cache +[0-9.]+  idf ')
 
     def test_bad_requests_and_escapes(self):
