@@ -5082,7 +5082,7 @@ def rerank_by_name(index, question, scores, top_k, factors):
     names of a few files, not of every file a common word touches; only the best
     PHRASE_DEPTH are read for their string literals.
     """
-    named = named_in_question(question)
+    named = named_in_question(question) - {message_type(question)}
     dotted = {name for name in named if '.' in name}
     leading = sorted(scores, key=lambda n: (-scores[n], n))[:max(top_k, RERANK_DEPTH)]
     entries = {n: chunk_entry(index, n) for n in leading}
@@ -5158,6 +5158,19 @@ def explain_chunk(index, terms, statistics, n, factors):
         score *= weight
     return {'score': round(score, 4), 'words_score': round(total, 4),
             'factors': dict(factors), 'words': words}
+
+
+MESSAGE_TYPE = re.compile(r'\s*([A-Za-z_][\w.]*)\s*:\s')
+
+
+def message_type(question):
+    """The type a pasted message starts with, lowercased ('zipfile.badzipfile' of
+    'zipfile.BadZipFile: File is not a zip file'), or ''.  The asker wants the code that
+    raises or logs the message, not the type's own definition: it earns no exact name."""
+    match = MESSAGE_TYPE.match(question)
+    if match and len(question_words(question[match.end():])) >= PHRASE_MIN_WORDS:
+        return match.group(1).lower()
+    return ''
 
 
 STRING_LITERALS = re.compile(r'''(?:[rbfuRBFU]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`)\s*\+?\s*)+''')

@@ -81,6 +81,25 @@ class RankingTests(RankingCase):
                                                   f'"{MESSAGE}"'), 2)
         self.assertEqual(code_search.phrase_words('colon expected after', f'"{MESSAGE}"'), 0)
 
+    def test_a_pasted_message_finds_the_raiser_not_the_definition_of_its_type(self):
+        root = self.tmp / 'mail'
+        write(root / 'errors.py', (
+            'class HeaderError(ValueError):\n'
+            '    """A header line could not be parsed: it has no colon."""\n'))
+        write(root / 'headers.py', (
+            'def parse_header_line(line):\n'
+            '    if ":" not in line:\n'
+            f'        raise HeaderError("{MESSAGE}" % (line, line))\n'
+            '    return line\n'))
+        pasted = ("errors.HeaderError: could not parse the header line 'Host x': "
+                  "expected a colon after Host x")
+        hits = search_tree(root, pasted, 2)
+        self.assertEqual([hit['symbol'] for hit in hits], ['parse_header_line', 'HeaderError'])
+        self.assertNotIn('exact name', hits[1]['explain']['factors'])
+        self.assertEqual(code_search.message_type(pasted), 'errors.headererror')
+        self.assertEqual(code_search.message_type('HeaderError: no colon'), '')  # too short
+        self.assertEqual(search_tree(root, 'HeaderError', 1)[0]['symbol'], 'HeaderError')
+
     def test_tests_rank_below_a_private_implementation(self):
         hits = self.search('where are redirects followed')
         self.assertEqual(hits[0]['symbol'], 'Session._resolve_redirects')
