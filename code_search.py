@@ -110,7 +110,8 @@ EXACT_NAME_WEIGHT = 2.0     # a definition named exactly as the question spells 
 RERANK_DEPTH = 300          # how many leading candidates the name weights look at
 PHRASE_WEIGHT = 2.0         # a hit with a string literal that holds, in a row, ...
 PHRASE_MIN_WORDS = 4        # ... this many of the question's words (a pasted message)
-PHRASE_DEPTH = 30           # how many leading candidates are read for their literals
+PHRASE_DEPTH = 30           # how many leading candidates are read for their literals ...
+PASTED_DEPTH = 100          # ... or this many when the question looks pasted (PASTED)
 PLACEHOLDER_WORDS = 4       # words a %s or {name} of a literal may stand for in a message
 TRACE_CONTEXT = 3           # lines shown each side of a trace frame's line (--full: all)
 
@@ -5080,7 +5081,7 @@ def rerank_by_name(index, question, scores, top_k, factors):
 
     Only the best RERANK_DEPTH candidates are looked at, so a search decodes the chunk
     names of a few files, not of every file a common word touches; only the best
-    PHRASE_DEPTH are read for their string literals.
+    PHRASE_DEPTH (PASTED_DEPTH for a pasted message) are read for their string literals.
     """
     named = named_in_question(question) - {message_type(question)}
     dotted = {name for name in named if '.' in name}
@@ -5100,7 +5101,8 @@ def rerank_by_name(index, question, scores, top_k, factors):
                 applied[what] = weight
                 scores[n] *= weight
     ranked = sorted(leading, key=lambda n: (-scores[n], n))
-    phrase_depth = PHRASE_DEPTH if len(question_words(question)) >= PHRASE_MIN_WORDS else 0
+    phrase_depth = 0 if len(question_words(question)) < PHRASE_MIN_WORDS else \
+        PASTED_DEPTH if PASTED.search(question) else PHRASE_DEPTH
     read = [dict(entries[n]) for n in ranked[:phrase_depth]]
     with_text(index, [hit for hit in read if 'text' not in hit])    # in memory: they have it
     for n, hit in zip(ranked, read):
@@ -5161,6 +5163,7 @@ def explain_chunk(index, terms, statistics, n, factors):
 
 
 MESSAGE_TYPE = re.compile(r'\s*([A-Za-z_][\w.]*)\s*:\s')
+PASTED = re.compile(r'[:\'"=()<>\[\]{}0-9]')   # what a message has and words seldom do
 
 
 def message_type(question):

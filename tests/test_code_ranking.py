@@ -100,6 +100,27 @@ class RankingTests(RankingCase):
         self.assertEqual(code_search.message_type('HeaderError: no colon'), '')  # too short
         self.assertEqual(search_tree(root, 'HeaderError', 1)[0]['symbol'], 'HeaderError')
 
+    def test_a_raiser_deep_among_the_candidates_is_read_for_its_literal(self):
+        # Forty functions whose docstrings say some of the message's words outrank the
+        # raiser by words alone; PHRASE_DEPTH reaches it, and its literal puts it first.
+        root = self.tmp / 'deep'
+        for number in range(40):
+            write(root / f'mod{number}.py', (
+                f'def header_{number}(line):\n'
+                '    """Parse a header line, which has a colon."""\n'
+                '    return line\n'))
+        for number in range(200):
+            write(root / f'other{number}.py', (
+                f'def checksum_{number}(data):\n'
+                '    """Compute the checksum of the data."""\n'
+                '    return data\n'))
+        write(root / 'raiser.py', (
+            'def check(line):\n'
+            f'    raise ValueError("{MESSAGE}" % (line, line))\n'))
+        pasted = "could not parse the header line 'Host x': expected a colon after Host x"
+        hit = search_tree(root, pasted, 1)[0]
+        self.assertEqual((hit['symbol'], hit['explain']['factors']), ('check', {'phrase': code_search.PHRASE_WEIGHT}))
+
     def test_tests_rank_below_a_private_implementation(self):
         hits = self.search('where are redirects followed')
         self.assertEqual(hits[0]['symbol'], 'Session._resolve_redirects')
