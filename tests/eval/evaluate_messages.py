@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Pasted error messages generated from the standard library's raise statements
+(standard library only).
+
+Usage:  python tests/eval/evaluate_messages.py [--tool FILE] [--count N] [--seed N]
+                                               [--worst N]
+
+No question here is written by hand, so none can be tuned on: each is what Python
+prints for one `raise SomeError("...")` of this interpreter's standard library
+(tests, idlelib and lib2to3 left out), as `SomeError: message`, with the literal's
+placeholders (%s, {name}, an f-string's fields) filled with 'foo', 42, 'bar' or
+x.txt.  The gold answer is the function or method holding the raise; a message
+raised in several places has each of them as gold.  Messages of fewer than three
+words are left out.  --count questions are drawn with --seed (the same sample for
+the same interpreter), the standard library is copied to a temporary folder
+without site-packages and indexed in memory, and the tool (this project's
+code_search.py unless --tool names another) answers each with top_k=10.
+
+Printed: MRR@10, R@1 and R@10; with --worst N, N misses with our top 3.  Not a unit
+test: the name does not start with test_.
+"""
+import argparse
+import ast
+import collections
+import importlib.util
+import os
+import random
+import re
+import shutil
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+PROJECT = Path(__file__).resolve().parent.parent.parent
+LEFT_OUT = {'test', 'tests', 'idle_test', 'idlelib', 'lib2to3', 'site-packages',
+            '__pycache__'}
+FILLERS = ('foo', '42', "'bar'", 'x.txt')
+PRINTF = re.compile(r'%(\([^)]*\))?[-#0 +]*\d*(\.\d+)?[sdrifgxXc]')
+
+
+def load_tool(path):
+    spec = importlib.util.spec_from_file_location('code_search_under_test', path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def printed(node, rng):
+    """The text a raise's first argument prints, placeholders filled, or None."""
+    fill = lambda match: rng.choice(FILLERS)                        # noqa: E731
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) \
+            and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
+        return PRINTF.sub(fill, node.left.value)
+    if isinstance(node, ast.JoinedStr):
+        return ''.join(part.value if isinstance(part, ast.Constant) else fill(None)
+                       for part in node.values)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr == 'format' and isinstance(node.func.value, ast.Constant) \
+            and isinstance(node.func.value.value, str):
+        return re.sub(r'\{[^}]*\}', fill, node.func.value.value)
+    return None
+
+
+def raised_messages(root, rng):
+    """{'Type: message': {(path, qualified function)}} of the raises under root."""
+    found = collections.defaultdict(set)
+    for folder, folders, files in os.walk(root):
+        folders[:] = sorted(name for name in folders if name not in LEFT_OUT)
+        for name in sorted(files):
+            if not name.endswith('.py'):
+                continue
+            path = Path(folder, name)
+            try:
+                tree = ast.parse(path.read_bytes())
+            except (SyntaxError, ValueError):
+                continue
+            pending = [(tree, ())]
+            while pending:
+                node, scope = pending.pop()
+                for child in ast.iter_child_nodes(node):
+                    inner = scope
+                    if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                        inner = scope + (child.name,)
+                    elif isinstance(child, ast.Raise) and scope \
+                            and isinstance(child.exc, ast.Call) and child.exc.args \
+                            and isinstance(child.exc.func, ast.Name):
+                        message = printed(child.exc.args[0], rng)
+                        if message and '\n' not in message.strip() \
+                                and len(message.split()) >= 3:
+                            found[f'{child.exc.func.id}: {message.strip()}'].add(
+                                (path.relative_to(root).as_posix(), '.'.join(scope)))
+                    pending.append((child, inner))
+    return found
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--tool', default=str(PROJECT / 'code_search.py'))
+    parser.add_argument('--count', type=int, default=300)
+    parser.add_argument('--seed', type=int, default=7)
+    parser.add_argument('--worst', type=int, default=0, metavar='N')
+    args = parser.parse_args()
+    tool = load_tool(args.tool)
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch, 'stdlib')
+        shutil.copytree(sysconfig.get_paths()['stdlib'], root,
+                        ignore=shutil.ignore_patterns('site-packages', '__pycache__'))
+        rng = random.Random(args.seed)
+        found = raised_messages(root, rng)
+        questions = sorted(found)
+        rng.shuffle(questions)
+        questions = questions[:args.count]
+        chunks, _ = tool.scan_tree(root)
+        index = tool.make_search_index(chunks)
+        ranks, misses = [], []
+        for question in questions:
+            hits = tool.search_index(index, question, top_k=10)
+            rank = next((number for number, hit in enumerate(hits, 1)
+                         if (hit['path'], hit['symbol']) in found[question]), None)
+            ranks.append(rank)
+            if rank != 1:
+                misses.append((rank, question, sorted(found[question])[0],
+                               [f"{hit['path']}:{hit['symbol']}" for hit in hits[:3]]))
+    count = max(len(ranks), 1)
+    print(f'{args.tool} on {len(ranks)} messages raised in the standard library '
+          f'(Python {sys.version.split()[0]}, seed {args.seed})')
+    print(f'MRR@10 {sum(1 / rank for rank in ranks if rank) / count:.3f}   '
+          f'R@1 {sum(rank == 1 for rank in ranks) / count:.3f}   '
+          f'R@10 {sum(rank is not None for rank in ranks) / count:.3f}')
+    for rank, question, (path, symbol), top in misses[:args.worst]:
+        print(f'{rank or "-":>4}  {question}\n      gold {path}:{symbol}\n      top  '
+              + ' | '.join(top))
+
+
+if __name__ == '__main__':
+    main()
