@@ -71,7 +71,7 @@ HEADING_WEIGHT = 2          # a heading word counts as this many body words (tut
 BM25_K1 = 1.2
 BM25_B = 0.75               # how much a paragraph's length lowers its score
 NOTE_BM25_B = 0.3           # the same for a whole note: a long note covers more ground
-                            # (tldr's du, df, tail beside one-line tools; +0.03-0.04 MRR)
+                            # (tldr: magick's page above a one-line resizer; +0.03 MRR)
 NOTE_WEIGHT = 0.6           # a paragraph also scores this share of its whole note's BM25
 MAX_HITS_PER_NOTE = 2       # hits shown from one note while other notes match (0: no limit)
 JOIN_INTRODUCTIONS = True   # a paragraph ending in ':' and the block (code, list) it

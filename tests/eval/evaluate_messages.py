@@ -22,34 +22,26 @@ test: the name does not start with test_.
 import argparse
 import ast
 import collections
-import importlib.util
 import os
 import random
 import re
-import shutil
 import sys
-import sysconfig
 import tempfile
 from pathlib import Path
 
-PROJECT = Path(__file__).resolve().parent.parent.parent
+from evaluate import copy_stdlib, load_tool, stdlib_root   # this folder's harness
+
 LEFT_OUT = {'test', 'tests', 'idle_test', 'idlelib', 'lib2to3', 'site-packages',
             '__pycache__'}
 FILLERS = ('foo', '42', "'bar'", 'x.txt')
 PRINTF = re.compile(r'%(\([^)]*\))?[-#0 +]*\d*(\.\d+)?[sdrifgxXc]')
 
 
-def load_tool(path):
-    spec = importlib.util.spec_from_file_location('code_search_under_test', path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def printed(node, rng):
     """The text a raise's first argument prints, placeholders filled, or None."""
-    fill = lambda match: rng.choice(FILLERS)                        # noqa: E731
+    def fill(match):
+        return rng.choice(FILLERS)
+
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) \
@@ -99,16 +91,14 @@ def raised_messages(root, rng):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--tool', default=str(PROJECT / 'code_search.py'))
+    parser.add_argument('--tool', help="a code_search.py to evaluate (default: the project's)")
     parser.add_argument('--count', type=int, default=300)
     parser.add_argument('--seed', type=int, default=7)
     parser.add_argument('--worst', type=int, default=0, metavar='N')
     args = parser.parse_args()
     tool = load_tool(args.tool)
     with tempfile.TemporaryDirectory() as scratch:
-        root = Path(scratch, 'stdlib')
-        shutil.copytree(sysconfig.get_paths()['stdlib'], root,
-                        ignore=shutil.ignore_patterns('site-packages', '__pycache__'))
+        root = Path(copy_stdlib(stdlib_root(), scratch))
         rng = random.Random(args.seed)
         found = raised_messages(root, rng)
         questions = sorted(found)
@@ -126,7 +116,7 @@ def main():
                 misses.append((rank, question, sorted(found[question])[0],
                                [f"{hit['path']}:{hit['symbol']}" for hit in hits[:3]]))
     count = max(len(ranks), 1)
-    print(f'{args.tool} on {len(ranks)} messages raised in the standard library '
+    print(f'{tool.__file__} on {len(ranks)} messages raised in the standard library '
           f'(Python {sys.version.split()[0]}, seed {args.seed})')
     print(f'MRR@10 {sum(1 / rank for rank in ranks if rank) / count:.3f}   '
           f'R@1 {sum(rank == 1 for rank in ranks) / count:.3f}   '
