@@ -106,6 +106,7 @@ COMPOUND_PREFIXES = frozenset(('is', 'has', 'to', 'as'))   # stop words compound
 PRIVATE_NAME_WEIGHT = 0.85  # private definitions (_name, `private`, Go's lowercase) rank lower
 EXPORTED_WEIGHT = 1.3       # definitions a module lists in __all__: its public API
 MODULE_CODE_WEIGHT = 0.7    # a file's code outside definitions, whose docstring sums it up
+METHOD_WEIGHT = 0.8         # a Python method: a question in words more often wants a function
 EXACT_NAME_WEIGHT = 2.0     # a definition named exactly as the question spells a name
 RERANK_DEPTH = 300          # how many leading candidates the name weights look at
 PHRASE_WEIGHT = 2.0         # a hit with a string literal that holds, in a row, ...
@@ -5085,6 +5086,7 @@ def rerank_by_name(index, question, scores, top_k, factors):
     """
     named = named_in_question(question) - {message_type(question)}
     dotted = {name for name in named if '.' in name}
+    in_words = not named and not PASTED.search(question)     # names nothing, pastes nothing
     leading = sorted(scores, key=lambda n: (-scores[n], n))[:max(top_k, RERANK_DEPTH)]
     entries = {n: chunk_entry(index, n) for n in leading}
     for n, entry in entries.items():
@@ -5096,7 +5098,9 @@ def rerank_by_name(index, question, scores, top_k, factors):
                                     ('private name', PRIVATE_NAME_WEIGHT, private_name(entry)),
                                     ('exported', EXPORTED_WEIGHT, bool(entry.get('exported'))),
                                     ('module code', MODULE_CODE_WEIGHT,
-                                     entry['symbol'] == '<module>')):
+                                     entry['symbol'] == '<module>'),
+                                    ('method', METHOD_WEIGHT, in_words and entry['kind'] ==
+                                     'method' and entry.get('language', 'python') == 'python')):
             if holds and weight != 1.0:                 # a weight set to 1 says nothing
                 applied[what] = weight
                 scores[n] *= weight

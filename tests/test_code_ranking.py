@@ -212,6 +212,35 @@ class ModuleCodeTests(TempDirCase):
         self.assertGreater(hits[1]['score'] / weight, hits[0]['score'])   # it decided
 
 
+class MethodTests(TempDirCase):
+    def test_a_python_function_ranks_above_a_method_saying_the_same(self):
+        root = self.tmp / 'trees'
+        write(root / 'trees.py', (
+            'class Tree:\n'
+            '    def copy_files(self, folder):\n'
+            '        """Copy the whole tree of files into another folder."""\n'
+            '        return folder\n'
+            '\n\n'
+            'def copy_tree(source, folder):\n'
+            '    """Copy a whole tree of files into another folder."""\n'
+            '    return folder\n'))
+        write(root / 'trees.go', (
+            'package trees\n'
+            '\n'
+            '// Copy copies the whole tree of files into another folder.\n'
+            'func (t *Tree) Copy(folder string) {}\n'))
+        hits = search_tree(root, 'copy the whole tree of files into another folder', 3)
+        self.assertEqual([hit['symbol'] for hit in hits[:2]], ['copy_tree', 'Tree.copy_files'])
+        weight = hits[1]['explain']['factors']['method']
+        self.assertEqual(weight, code_search.METHOD_WEIGHT)
+        self.assertGreater(hits[1]['score'] / weight, hits[0]['score'])   # it decided
+        self.assertEqual(hits[2]['symbol'], 'Tree.Copy')
+        self.assertNotIn('method', hits[2]['explain']['factors'])          # Python only
+        pasted = search_tree(root, 'copy_files: "the whole tree of files into another folder"', 1)
+        self.assertEqual(pasted[0]['symbol'], 'Tree.copy_files')           # not a question
+        self.assertNotIn('method', pasted[0]['explain']['factors'])
+
+
 class ConceptTests(TempDirCase):
     def test_a_term_two_korean_words_share_counts_for_the_one_with_fewer_meanings(self):
         # 뮤텍스 means lock or mutex, 잠금 only lock: lock is 잠금's, so a hit with both
@@ -346,8 +375,9 @@ class ExplainTests(RankingCase):
         lines = result.stdout.splitlines()
         self.assertRegex(lines[0], r'^\[code-\d+\] web/sessions.py:6-10 Session._resolve_redirects$')
         explained = self.search('where are redirects followed', '--explain')[0]['explain']
-        self.assertEqual(lines[1], '  score %.4f = %.4f (words) x %g (private name)' % (
-            explained['score'], explained['words_score'], code_search.PRIVATE_NAME_WEIGHT))
+        self.assertEqual(lines[1], '  score %.4f = %.4f (words) x %g (private name) x %g (method)'
+                         % (explained['score'], explained['words_score'],
+                            code_search.PRIVATE_NAME_WEIGHT, code_search.METHOD_WEIGHT))
         self.assertRegex(lines[2], r'^    redirect\s+\d+\.\d{4}  idf \d+\.\d\d  weight 1  name ')
         self.assertIn('    def _resolve_redirects(self, response):', lines)
         plain = cli('search', 'where are redirects followed', '--index', self.index)
