@@ -92,6 +92,7 @@ FIELD_LENGTH_NORMALISATION = {'name': 0.3, 'scope': 0.3, 'path': 0.3,
                               'summary': 0.3}
 BM25_K1 = 1.2
 TEST_FILE_WEIGHT = 0.5      # test code ranks lower unless the question mentions tests
+PATH_WORD_WEIGHT = 1.2      # a file whose path holds a question's word: json/decoder.py for json
 GLOSSARY_WEIGHT = 0.8       # an English word reached through the Korean glossary
 SYNONYM_WEIGHT = 0.5        # another word for a question's word (folder -> directory)
 SYNONYM_POSTING_LIMIT = 100000  # a synonym found nearly everywhere is skipped (chars)
@@ -3879,6 +3880,17 @@ def doc_summary(doc):
     return re.split(r'(?<=[.!?])\s', first, maxsplit=1)[0]
 
 
+def path_text(path):
+    """A file's path as the words of its path field: folders and name, no extension."""
+    return (path.rpartition('.')[0] if '.' in path.rpartition('/')[2] else path).replace('/', ' ')
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def path_terms(path):
+    """The terms of a file's path field (path_text)."""
+    return frozenset(count_terms(path_text(path)))
+
+
 def shared_field_runs(chunks):
     """Fields that runs of neighbouring chunks share, as (field, text, first, last).
 
@@ -3886,9 +3898,7 @@ def shared_field_runs(chunks):
     chunk inside it (scope); a class docstring by its methods (context).  Storing each
     once per run instead of once per chunk keeps the index small and fast to build.
     """
-    path = chunks[0]['path']
-    runs = [('path', path.rpartition('.')[0].replace('/', ' ') if '.' in path.rpartition(
-        '/')[2] else path.replace('/', ' '), 0, len(chunks) - 1)]
+    runs = [('path', path_text(chunks[0]['path']), 0, len(chunks) - 1)]
     open_runs = {}
     for number, chunk in enumerate(chunks):
         named = chunk['kind'] not in ('window', 'module')
@@ -5040,14 +5050,20 @@ def score_matches(index, question, terms, matches, statistics, top_k, explain=Fa
         for n, score in best.items():
             if n in anchored:
                 scores[n] = scores.get(n, 0.0) + score
-    test_paths, factors = {}, {}             # factors: chunk -> {what: its weight}
+    asked = {term for term in weights if term not in terms.parts}
+    file_factors, factors = {}, {}           # factors: chunk -> {what: its weight}
     for n in scores:
         relative = index['order'][bisect.bisect_right(index['starts'], n) - 1]
-        if relative not in test_paths:
-            test_paths[relative] = not wants_tests and bool(TEST_PATH.search(relative))
-        if test_paths[relative]:
-            scores[n] *= TEST_FILE_WEIGHT
-            factors[n] = {'test file': TEST_FILE_WEIGHT}
+        if relative not in file_factors:
+            file_factors[relative] = {what: weight for what, weight, holds in (
+                ('test file', TEST_FILE_WEIGHT,
+                 not wants_tests and bool(TEST_PATH.search(relative))),
+                ('path word', PATH_WORD_WEIGHT, not asked.isdisjoint(path_terms(relative))))
+                if holds and weight != 1.0}
+        if file_factors[relative]:
+            factors[n] = dict(file_factors[relative])
+            for weight in factors[n].values():
+                scores[n] *= weight
     ranked = rerank_by_name(index, question, scores, top_k, factors)
     if explain:
         for n, hit in ranked:

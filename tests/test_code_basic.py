@@ -813,11 +813,11 @@ class IdentifierQueryTests(unittest.TestCase):
         body = 'def {}(path):\n    """Read the settings file at path."""\n    return path\n'
         self.check_first(
             {'a_helpers.py': body.format('read_settings'),
-             'b_config.py': "__all__ = ['read_settings']\n" + body.format('read_settings')},
-            [('read the settings file', ('b_config.py', 'read_settings'))])
+             'b_misc.py': "__all__ = ['read_settings']\n" + body.format('read_settings')},
+            [('read the settings file', ('b_misc.py', 'read_settings'))])
         self.check_first(
             {'a_helpers.py': body.format('read_settings'),
-             'b_config.py': body.format('read_settings')},
+             'b_misc.py': body.format('read_settings')},
             [('read the settings file', ('a_helpers.py', 'read_settings'))])
 
 

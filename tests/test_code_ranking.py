@@ -241,6 +241,25 @@ class MethodTests(TempDirCase):
         self.assertNotIn('method', pasted[0]['explain']['factors'])
 
 
+class PathWordTests(TempDirCase):
+    def test_a_file_whose_path_holds_a_question_word_ranks_higher(self):
+        root = self.tmp / 'formats'
+        write(root / 'json' / 'codec.py', (
+            'def load(fp):\n'
+            '    """Load a document from an open file."""\n'
+            '    return fp.read()\n'))
+        write(root / 'misc' / 'helpers.py', (
+            'def load_document(fp):\n'
+            '    """Load a JSON document, or any document, from an open file."""\n'
+            '    return fp.read()\n'))
+        hits = search_tree(root, 'load a json document from an open file', 2)
+        self.assertEqual([hit['path'] for hit in hits], ['json/codec.py', 'misc/helpers.py'])
+        weight = hits[0]['explain']['factors']['path word']
+        self.assertEqual(weight, code_search.PATH_WORD_WEIGHT)
+        self.assertNotIn('path word', hits[1]['explain']['factors'])
+        self.assertLess(hits[0]['score'] / weight, hits[1]['score'])      # it decided
+
+
 class ConceptTests(TempDirCase):
     def test_a_term_two_korean_words_share_counts_for_the_one_with_fewer_meanings(self):
         # 뮤텍스 means lock or mutex, 잠금 only lock: lock is 잠금's, so a hit with both
