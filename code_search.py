@@ -5051,24 +5051,22 @@ def score_matches(index, question, terms, matches, statistics, top_k, explain=Fa
             if n in anchored:
                 scores[n] = scores.get(n, 0.0) + score
     asked = {term for term in weights if term not in terms.parts}
-    file_factors, factors = {}, {}           # factors: chunk -> {what: its weight}
+    file_factors, file_weights = {}, {}      # path: {what: its weight}, and their product
     for n in scores:
         relative = index['order'][bisect.bisect_right(index['starts'], n) - 1]
-        if relative not in file_factors:
+        if relative not in file_weights:
             file_factors[relative] = {what: weight for what, weight, holds in (
                 ('test file', TEST_FILE_WEIGHT,
                  not wants_tests and bool(TEST_PATH.search(relative))),
                 ('path word', PATH_WORD_WEIGHT, not asked.isdisjoint(path_terms(relative))))
                 if holds and weight != 1.0}
-        if file_factors[relative]:
-            factors[n] = dict(file_factors[relative])
-            for weight in factors[n].values():
-                scores[n] *= weight
-    ranked = rerank_by_name(index, question, scores, top_k, factors)
+            file_weights[relative] = math.prod(file_factors[relative].values())
+        scores[n] *= file_weights[relative]
+    ranked = rerank_by_name(index, question, scores, top_k, file_factors)
     if explain:
-        for n, hit in ranked:
-            hit['explain'] = explain_chunk(index, terms, statistics, n, factors.get(n, {}))
-    return [hit for _, hit in ranked]
+        for n, hit, factors in ranked:
+            hit['explain'] = explain_chunk(index, terms, statistics, n, factors)
+    return [hit for _, hit, _ in ranked]
 
 
 def dotted_names(relative, symbol):
@@ -5091,10 +5089,11 @@ def dotted_names(relative, symbol):
     return names
 
 
-def rerank_by_name(index, question, scores, top_k, factors):
-    """The top_k (chunk number, hit) after the exact-name, private-name, exported,
-    module-code and phrase weights, each noted in factors, have been applied to the
-    leading candidates.
+def rerank_by_name(index, question, scores, top_k, file_factors):
+    """The top_k (chunk number, hit, its factors) after the exact-name, private-name,
+    exported, module-code, method and phrase weights have been applied to the leading
+    candidates; a hit's factors are these and those of its file (file_factors, already
+    in scores).
 
     Only the best RERANK_DEPTH candidates are looked at, so a search decodes the chunk
     names of a few files, not of every file a common word touches; only the best
@@ -5104,12 +5103,12 @@ def rerank_by_name(index, question, scores, top_k, factors):
     dotted = {name for name in named if '.' in name}
     in_words = not named and not PASTED.search(question)     # names nothing, pastes nothing
     leading = sorted(scores, key=lambda n: (-scores[n], n))[:max(top_k, RERANK_DEPTH)]
-    entries = {n: chunk_entry(index, n) for n in leading}
+    entries, factors = {n: chunk_entry(index, n) for n in leading}, {}
     for n, entry in entries.items():
         symbol = entry['symbol'].lower()
         exact = symbol.rpartition('.')[2] in named or bool(
             dotted and dotted_names(entry['path'], symbol) & dotted)
-        applied = factors.setdefault(n, {})
+        applied = factors[n] = dict(file_factors.get(entry['path'], {}))
         for what, weight, holds in (('exact name', EXACT_NAME_WEIGHT, exact),
                                     ('private name', PRIVATE_NAME_WEIGHT, private_name(entry)),
                                     ('exported', EXPORTED_WEIGHT, bool(entry.get('exported'))),
@@ -5130,7 +5129,7 @@ def rerank_by_name(index, question, scores, top_k, factors):
             scores[n] *= PHRASE_WEIGHT
             factors[n]['phrase'] = PHRASE_WEIGHT
     ranked = sorted(ranked, key=lambda n: (-scores[n], n))[:top_k]
-    return [(n, dict(entries[n], score=round(scores[n], 4))) for n in ranked]
+    return [(n, dict(entries[n], score=round(scores[n], 4)), factors[n]) for n in ranked]
 
 
 def explain_chunk(index, terms, statistics, n, factors):
