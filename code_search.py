@@ -4836,6 +4836,8 @@ def collector_paused():
 IDENTIFIER_LIKE = re.compile(r'_|\.|[a-z][A-Z]|[A-Za-z][0-9]')
 PRIVATE_NAME = re.compile(r'(^|\.)(_(?!_)|#)')      # _name; JavaScript's #name
 GO_UNEXPORTED_NAME = re.compile(r'(^|\.)[a-z_]')   # Go: a lowercase name is package-private
+INTERNAL_PATH = re.compile(r'(^|/)(internal|vendor|sys|sys_common)/|^sun/')   # private folders:
+# Go's internal/ and vendor/, Rust's sys/, the JDK's jdk/internal/ and sun/
 TEST_PATH = re.compile(r'(^|/)(tests?|testing|idle_test|__tests__|testdata)/|(^|/)test_[^/]*$'
                        r'|_tests?\.(py|go|rs)$|(Tests?|Spec)\.(java|kt|kts)$'
                        r'|\.(test|spec)\.[cm]?[jt]sx?$')
@@ -5058,7 +5060,8 @@ def score_matches(index, question, terms, matches, statistics, top_k, explain=Fa
             file_factors[relative] = {what: weight for what, weight, holds in (
                 ('test file', TEST_FILE_WEIGHT,
                  not wants_tests and bool(TEST_PATH.search(relative))),
-                ('path word', PATH_WORD_WEIGHT, not asked.isdisjoint(path_terms(relative))))
+                ('path word', PATH_WORD_WEIGHT, not asked.isdisjoint(path_terms(relative))),
+                ('internal path', PRIVATE_NAME_WEIGHT, bool(INTERNAL_PATH.search(relative))))
                 if holds and weight != 1.0}
             file_weights[relative] = math.prod(file_factors[relative].values())
         scores[n] *= file_weights[relative]

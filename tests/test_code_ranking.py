@@ -154,6 +154,27 @@ class PrivateTests(TempDirCase):
                    code_search.PRIVATE_NAME_WEIGHT}
         self.assertEqual(private, {'Mutex.lockSlow', 'mutexProfile.Lock'})
 
+    def test_code_in_an_internal_folder_ranks_below_the_public_package(self):
+        root = self.tmp / 'goroot'
+        write(root / 'internal' / 'bytealg' / 'index.go', (
+            'package bytealg\n'
+            '\n'
+            '// Index returns the index of the first instance of a substring in a string,\n'
+            '// or -1 if the substring is not present in the string.\n'
+            'func Index(a, b string) int { return 0 }\n'))
+        write(root / 'strings' / 'strings.go', (
+            'package strings\n'
+            '\n'
+            '// Index returns the index of the first instance of substr in s.\n'
+            'func Index(s, substr string) int { return 0 }\n'))
+        hits = search_tree(root, 'index of the first instance of a substring', 2)
+        self.assertEqual([hit['path'] for hit in hits],
+                         ['strings/strings.go', 'internal/bytealg/index.go'])
+        weight = hits[1]['explain']['factors']['internal path']
+        self.assertEqual(weight, code_search.PRIVATE_NAME_WEIGHT)
+        self.assertGreater(hits[1]['score'] / weight, hits[0]['score'])   # it decided
+        self.assertNotIn('internal path', hits[0]['explain']['factors'])
+
     def test_a_member_declared_private_ranks_below_a_public_one(self):
         root = self.tmp / 'store'
         write(root / 'Store.java', (
