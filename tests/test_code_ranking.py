@@ -262,6 +262,27 @@ class MethodTests(TempDirCase):
         self.assertNotIn('method', pasted[0]['explain']['factors'])
 
 
+class TypeTests(TempDirCase):
+    def test_a_question_in_words_wants_the_method_above_its_type(self):
+        root = self.tmp / 'gosync'
+        write(root / 'waitgroup.go', (
+            'package sync\n'
+            '\n'
+            '// A WaitGroup waits for a group of goroutines to finish.\n'
+            'type WaitGroup struct{ n int }\n'
+            '\n'
+            '// Wait blocks until the goroutines of the group finish.\n'
+            'func (wg *WaitGroup) Wait() {}\n'))
+        hits = search_tree(root, 'wait for a group of goroutines to finish', 2)
+        self.assertEqual([hit['symbol'] for hit in hits], ['WaitGroup.Wait', 'WaitGroup'])
+        weight = hits[1]['explain']['factors']['type']
+        self.assertEqual(weight, code_search.TYPE_WEIGHT)
+        self.assertGreater(hits[1]['score'] / weight, hits[0]['score'])   # it decided
+        named = search_tree(root, 'WaitGroup', 1)[0]
+        self.assertEqual(named['symbol'], 'WaitGroup')
+        self.assertNotIn('type', named['explain']['factors'])
+
+
 class PathWordTests(TempDirCase):
     def test_a_file_whose_path_holds_a_question_word_ranks_higher(self):
         root = self.tmp / 'formats'
