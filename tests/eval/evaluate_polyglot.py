@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Retrieval evaluation of code_search.py over real Go, Java, Rust and TypeScript code.
 
-Standard library only.  The golden set is polyglot.json next to this file
-(polyglot_holdout.json, with --gold, holds 80 more: 15 English and 5 Korean
-questions per language, written from the sources alone by a helper who never ran
-the ranker; changes were never tuned on them, so report them, do not read their
-failures):
+Standard library only.  The golden set is polyglot.json next to this file:
 questions written the way a developer who does not know the code asks them
 (category "english"), exact names (category "identifier") and Korean
-questions (category "korean"), about 30 per language.  Each entry is
+questions (category "korean"): 134 written with the polyglot chunkers, and 100
+more (t2-*, 20 English and 5 Korean per language) written from the sources by a
+helper who never ran the ranker.  Ranking changes were tuned on these.
+polyglot_holdout.json (with --gold) holds 80 more, 15 English and 5 Korean per
+language, written the same way: the held-out set, never tuned on, whose failures
+are not to be read.  Each entry is
 
   {"id", "lang", "category", "language", "query", "gold": [{"path", "symbol"}]}
 
