@@ -7924,7 +7924,7 @@ KOREAN_GLOSSARY_TEXT = '''
 걸러	filter
 걸리	elapsed duration takes
 걸린	elapsed duration
-검사	check test inspect
+검사	check inspect
 검색	search find lookup
 검은색	black
 검증	validate verify check

@@ -320,6 +320,23 @@ class ConceptTests(TempDirCase):
                    if word['counted']}
         self.assertEqual((counted['lock'], counted['mutex']), ('잠금', '뮤텍스'))
 
+    def test_a_korean_check_is_not_a_request_for_tests(self):
+        root = self.tmp / 'zips'
+        write(root / 'zips.py', (
+            'def is_zip(path):\n'
+            '    """Check whether the file at path is a zip file."""\n'
+            '    return path.endswith(".zip")\n'))
+        write(root / 'tests' / 'test_zips.py', (
+            'def test_is_zip_checks_a_zip_file():\n'
+            '    """Check that a zip file is checked as a zip file: check, check."""\n'
+            '    assert is_zip("a.zip")\n'))
+        hits = search_tree(root, 'zip 파일인지 검사하기', 2)
+        self.assertEqual(hits[0]['symbol'], 'is_zip')
+        self.assertEqual(hits[1]['explain']['factors'].get('test file'),
+                         code_search.TEST_FILE_WEIGHT)
+        asked = search_tree(root, 'zip 파일 검사 테스트', 1)[0]          # 테스트 asks for tests
+        self.assertNotIn('test file', asked['explain']['factors'])
+
     def test_words_of_tools_and_systems_are_in_the_glossary(self):
         # 프로젝트, 브랜치, 활성화 and 편집 had no meaning: they were found nowhere.
         root = self.tmp / 'tool'
