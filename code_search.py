@@ -108,8 +108,8 @@ PRIVATE_NAME_WEIGHT = 0.85  # private definitions (_name, `private`, Go's lowerc
 EXPORTED_WEIGHT = 1.3       # definitions a module lists in __all__: its public API
 MODULE_CODE_WEIGHT = 0.7    # a file's code outside definitions, whose docstring sums it up
 METHOD_WEIGHT = 0.8         # a Python method: a question in words more often wants a function
-TYPE_WEIGHT = 0.8           # a type (struct, class, interface): a question in words more
-                            # often wants the function or method that does the work
+TYPE_WEIGHT = 0.8           # a type (struct, class, interface) or a constructor named after
+                            # it: a question in words more often wants what does the work
 EXACT_NAME_WEIGHT = 2.0     # a definition named exactly as the question spells a name
 RERANK_DEPTH = 300          # how many leading candidates the name weights look at
 PHRASE_WEIGHT = 2.0         # a hit with a string literal that holds, in a row, ...
@@ -5121,8 +5121,8 @@ def rerank_by_name(index, question, scores, top_k, file_factors):
                                      entry['symbol'] == '<module>'),
                                     ('method', METHOD_WEIGHT, in_words and entry['kind'] ==
                                      'method' and entry.get('language', 'python') == 'python'),
-                                    ('type', TYPE_WEIGHT, in_words and entry['kind'] in TYPE_KINDS
-                                     and entry['symbol'] != '<module>')):
+                                    ('type', TYPE_WEIGHT, in_words and (entry['kind'] in TYPE_KINDS
+                                     or entry['kind'] == 'constructor') and entry['symbol'] != '<module>')):
             if holds and weight != 1.0:                 # a weight set to 1 says nothing
                 applied[what] = weight
                 scores[n] *= weight

@@ -283,6 +283,23 @@ class TypeTests(TempDirCase):
         self.assertNotIn('type', named['explain']['factors'])
 
 
+    def test_a_constructor_named_after_its_type_counts_as_the_type(self):
+        root = self.tmp / 'jio'
+        write(root / 'LineReader.java', (
+            'public class LineReader {\n'
+            '    /** Creates a line reader that fills its character buffer from a stream. */\n'
+            '    public LineReader(Reader in) { }\n'
+            '\n'
+            '    /** Fills the buffer of characters again from the stream. */\n'
+            '    public void fill() { }\n'
+            '}\n'))
+        hits = search_tree(root, 'how does the line reader fill its character buffer', 2)
+        self.assertEqual([hit['symbol'] for hit in hits], ['LineReader.fill', 'LineReader.LineReader'])
+        weight = hits[1]['explain']['factors']['type']
+        self.assertEqual(weight, code_search.TYPE_WEIGHT)
+        self.assertGreater(hits[1]['score'] / weight, hits[0]['score'])   # it decided
+
+
 class PathWordTests(TempDirCase):
     def test_a_file_whose_path_holds_a_question_word_ranks_higher(self):
         root = self.tmp / 'formats'
