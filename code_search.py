@@ -4840,7 +4840,8 @@ PRIVATE_NAME = re.compile(r'(^|\.)(_(?!_)|#)')      # _name; JavaScript's #name
 GO_UNEXPORTED_NAME = re.compile(r'(^|\.)[a-z_]')   # Go: a lowercase name is package-private
 INTERNAL_PATH = re.compile(r'(^|/)(internal|vendor|sys|sys_common)/|^sun/')   # private folders:
 # Go's internal/ and vendor/, Rust's sys/, the JDK's jdk/internal/ and sun/
-TEST_PATH = re.compile(r'(^|/)(tests?|testing|idle_test|__tests__|testdata)/|(^|/)test_[^/]*$'
+TEST_PATH = re.compile(r'(^|/)(tests?|testing|idle_test|__tests__|testdata|benches)/'
+                       r'|(^|/)test_[^/]*$|(^|/)tests?\.rs$'
                        r'|_tests?\.(py|go|rs)$|(Tests?|Spec)\.(java|kt|kts)$'
                        r'|\.(test|spec)\.[cm]?[jt]sx?$')
 

@@ -121,6 +121,15 @@ class RankingTests(RankingCase):
         hit = search_tree(root, pasted, 1)[0]
         self.assertEqual((hit['symbol'], hit['explain']['factors']), ('check', {'phrase': code_search.PHRASE_WEIGHT}))
 
+    def test_test_files_of_every_language_are_known_by_their_paths(self):
+        tests = ['tests/test_sessions.py', 'web/test_app.py', 'net/http/serve_test.go',
+                 'src/test/java/StoreTest.java', 'app/Shelf.spec.ts', 'lib/__tests__/a.js',
+                 'std/src/fs/tests.rs', 'core/benches/iter.rs', 'alloc/tests/vec.rs']
+        code = ['web/sessions.py', 'net/http/server.go', 'src/main/java/Store.java',
+                'std/src/fs.rs', 'core/src/iter/mod.rs', 'attest/contest.py']
+        self.assertEqual([path for path in tests if not code_search.TEST_PATH.search(path)], [])
+        self.assertEqual([path for path in code if code_search.TEST_PATH.search(path)], [])
+
     def test_tests_rank_below_a_private_implementation(self):
         hits = self.search('where are redirects followed')
         self.assertEqual(hits[0]['symbol'], 'Session._resolve_redirects')
