@@ -23,6 +23,12 @@ def search_tree(root, question, top_k):
                                     top_k=top_k, explain=True)
 
 
+def assert_demoted(case, hits, what, weight):
+    """The second hit carries the factor `what` at weight, and ranks second because of it."""
+    case.assertEqual(hits[1]['explain']['factors'][what], weight)
+    case.assertGreater(hits[1]['score'] / weight, hits[0]['score'])
+
+
 class RankingCase(TempDirCase):
     """A small HTTP package: a header parser that raises a message, a helper whose
     docstring says many of the same words, a private redirect loop, its test."""
@@ -179,9 +185,7 @@ class PrivateTests(TempDirCase):
         hits = search_tree(root, 'index of the first instance of a substring', 2)
         self.assertEqual([hit['path'] for hit in hits],
                          ['strings/strings.go', 'internal/bytealg/index.go'])
-        weight = hits[1]['explain']['factors']['internal path']
-        self.assertEqual(weight, code_search.PRIVATE_NAME_WEIGHT)
-        self.assertGreater(hits[1]['score'] / weight, hits[0]['score'])   # it decided
+        assert_demoted(self, hits, 'internal path', code_search.PRIVATE_NAME_WEIGHT)
         self.assertNotIn('internal path', hits[0]['explain']['factors'])
 
     def test_a_member_declared_private_ranks_below_a_public_one(self):
@@ -237,9 +241,7 @@ class ModuleCodeTests(TempDirCase):
             '    return max(r, g, b), min(r, g, b), 0.0\n'))
         hits = search_tree(root, 'convert an rgb colour to hue saturation and value', 2)
         self.assertEqual([hit['symbol'] for hit in hits], ['rgb_to_hsv', '<module>'])
-        weight = hits[1]['explain']['factors']['module code']
-        self.assertEqual(weight, code_search.MODULE_CODE_WEIGHT)
-        self.assertGreater(hits[1]['score'] / weight, hits[0]['score'])   # it decided
+        assert_demoted(self, hits, 'module code', code_search.MODULE_CODE_WEIGHT)
 
 
 class MethodTests(TempDirCase):
@@ -261,9 +263,7 @@ class MethodTests(TempDirCase):
             'func (t *Tree) Copy(folder string) {}\n'))
         hits = search_tree(root, 'copy the whole tree of files into another folder', 3)
         self.assertEqual([hit['symbol'] for hit in hits[:2]], ['copy_tree', 'Tree.copy_files'])
-        weight = hits[1]['explain']['factors']['method']
-        self.assertEqual(weight, code_search.METHOD_WEIGHT)
-        self.assertGreater(hits[1]['score'] / weight, hits[0]['score'])   # it decided
+        assert_demoted(self, hits, 'method', code_search.METHOD_WEIGHT)
         self.assertEqual(hits[2]['symbol'], 'Tree.Copy')
         self.assertNotIn('method', hits[2]['explain']['factors'])          # Python only
         pasted = search_tree(root, 'copy_files: "the whole tree of files into another folder"', 1)
@@ -284,13 +284,10 @@ class TypeTests(TempDirCase):
             'func (wg *WaitGroup) Wait() {}\n'))
         hits = search_tree(root, 'wait for a group of goroutines to finish', 2)
         self.assertEqual([hit['symbol'] for hit in hits], ['WaitGroup.Wait', 'WaitGroup'])
-        weight = hits[1]['explain']['factors']['type']
-        self.assertEqual(weight, code_search.TYPE_WEIGHT)
-        self.assertGreater(hits[1]['score'] / weight, hits[0]['score'])   # it decided
+        assert_demoted(self, hits, 'type', code_search.TYPE_WEIGHT)
         named = search_tree(root, 'WaitGroup', 1)[0]
         self.assertEqual(named['symbol'], 'WaitGroup')
         self.assertNotIn('type', named['explain']['factors'])
-
 
     def test_a_constructor_named_after_its_type_counts_as_the_type(self):
         root = self.tmp / 'jio'
@@ -304,9 +301,7 @@ class TypeTests(TempDirCase):
             '}\n'))
         hits = search_tree(root, 'how does the line reader fill its character buffer', 2)
         self.assertEqual([hit['symbol'] for hit in hits], ['LineReader.fill', 'LineReader.LineReader'])
-        weight = hits[1]['explain']['factors']['type']
-        self.assertEqual(weight, code_search.TYPE_WEIGHT)
-        self.assertGreater(hits[1]['score'] / weight, hits[0]['score'])   # it decided
+        assert_demoted(self, hits, 'type', code_search.TYPE_WEIGHT)
 
 
 class PathWordTests(TempDirCase):
