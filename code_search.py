@@ -93,6 +93,8 @@ FIELD_LENGTH_NORMALISATION = {'name': 0.3, 'scope': 0.3, 'path': 0.3,
 BM25_K1 = 1.2
 TEST_FILE_WEIGHT = 0.5      # test code ranks lower unless the question mentions tests
 PATH_WORD_WEIGHT = 1.2      # a file whose path holds a question's word: json/decoder.py for json
+PATH_LAYOUT_WORDS = frozenset('src lib mod index main init pkg cmd internal test'.split())
+                            # ... but not one that names how a tree is laid out
 GLOSSARY_WEIGHT = 0.8       # an English word reached through the Korean glossary
 SYNONYM_WEIGHT = 0.5        # another word for a question's word (folder -> directory)
 SYNONYM_POSTING_LIMIT = 100000  # a synonym found nearly everywhere is skipped (chars)
@@ -104,7 +106,8 @@ COMPOUND_MAX_LENGTH = 20    # ... in names this long at most (longer terms are d
 COMPOUND_MIN_USES = 5       # ... and used alone in this many fields of files of the index
 COMPOUND_LIMIT = 30         # compounds kept per part, the most used first
 COMPOUND_PREFIXES = frozenset(('is', 'has', 'to', 'as'))   # stop words compounds begin with
-PRIVATE_NAME_WEIGHT = 0.85  # private definitions (_name, `private`, Go's lowercase) rank lower
+PRIVATE_NAME_WEIGHT = 0.85  # private definitions (_name, `private`, Go's lowercase) rank
+                            # lower, and so do those in private folders (INTERNAL_PATH)
 EXPORTED_WEIGHT = 1.3       # definitions a module lists in __all__: its public API
 MODULE_CODE_WEIGHT = 0.7    # a file's code outside definitions, whose docstring sums it up
 METHOD_WEIGHT = 0.8         # a Python method: a question in words more often wants a function
@@ -398,6 +401,8 @@ BINARY_SUFFIXES = frozenset('''
 FUNCTION_KINDS = frozenset({'function', 'method', 'constructor', 'getter', 'setter'})
 TYPE_KINDS = frozenset({'class', 'interface', 'struct', 'enum', 'record', 'trait', 'object',
                         'type', 'annotation', 'union', 'impl', 'module', 'namespace'})
+TYPE_LIKE_KINDS = TYPE_KINDS - {'module'} | {'constructor'}    # what TYPE_WEIGHT weighs: a
+                                    # type, or a constructor, which is named after its type
 WINDOW_LINES = 60           # lines in a window chunk of a text file ...
 WINDOW_OVERLAP = 10         # ... of which this many are shared with the next window
 LONG_LINE = 2000            # characters of a line that are indexed and shown; minified
@@ -4838,8 +4843,10 @@ def collector_paused():
 IDENTIFIER_LIKE = re.compile(r'_|\.|[a-z][A-Z]|[A-Za-z][0-9]')
 PRIVATE_NAME = re.compile(r'(^|\.)(_(?!_)|#)')      # _name; JavaScript's #name
 GO_UNEXPORTED_NAME = re.compile(r'(^|\.)[a-z_]')   # Go: a lowercase name is package-private
-INTERNAL_PATH = re.compile(r'(^|/)(internal|vendor|sys|sys_common)/|^sun/')   # private folders:
-# Go's internal/ and vendor/, Rust's sys/, the JDK's jdk/internal/ and sun/
+# Folders of private code, whose definitions count as private names do: vendored copies
+# of other code, Go's internal packages, Rust std's platform layer, the JDK's own classes.
+INTERNAL_PATH = re.compile(r'(^|/)vendor/|(^|/)internal/.*\.go$|(^|/)sys(_common)?/.*\.rs$'
+                           r'|(^|/)(sun|jdk/internal)/.*\.java$')
 TEST_PATH = re.compile(r'(^|/)(tests?|testing|idle_test|__tests__|testdata|benches)/'
                        r'|(^|/)test_[^/]*$|(^|/)tests?\.rs$'
                        r'|_tests?\.(py|go|rs)$|(Tests?|Spec)\.(java|kt|kts)$'
@@ -5037,7 +5044,9 @@ def idf_of(matches, total):
 
 def score_matches(index, question, terms, matches, statistics, top_k, explain=False):
     """The top_k hits of one index from its term matches.  statistics are the index's
-    own, or those of several indexes searched together, so that their scores compare."""
+    own, or those of several indexes searched together, so that their scores compare.
+    The factors of a file (test file, path word, internal path) weigh every candidate;
+    rerank_by_name weighs the leading ones by what they are."""
     weights, anchors, concepts = terms.weights, terms.anchors, terms.concepts
     by_concept, anchored = {}, set()          # concept: {chunk: its best term's score}
     for term, weighted in matches.items():
@@ -5055,15 +5064,16 @@ def score_matches(index, question, terms, matches, statistics, top_k, explain=Fa
         for n, score in best.items():
             if n in anchored:
                 scores[n] = scores.get(n, 0.0) + score
-    asked = {term for term in weights if term not in terms.parts}
+    path_words = {term for term in weights if term not in terms.parts} - PATH_LAYOUT_WORDS
     file_factors, file_weights = {}, {}      # path: {what: its weight}, and their product
     for n in scores:
         relative = index['order'][bisect.bisect_right(index['starts'], n) - 1]
         if relative not in file_weights:
+            test = not wants_tests and bool(TEST_PATH.search(relative))
             file_factors[relative] = {what: weight for what, weight, holds in (
-                ('test file', TEST_FILE_WEIGHT,
-                 not wants_tests and bool(TEST_PATH.search(relative))),
-                ('path word', PATH_WORD_WEIGHT, not asked.isdisjoint(path_terms(relative))),
+                ('test file', TEST_FILE_WEIGHT, test),
+                ('path word', PATH_WORD_WEIGHT,
+                 not test and not path_words.isdisjoint(path_terms(relative))),
                 ('internal path', PRIVATE_NAME_WEIGHT, bool(INTERNAL_PATH.search(relative))))
                 if holds and weight != 1.0}
             file_weights[relative] = math.prod(file_factors[relative].values())
@@ -5097,9 +5107,9 @@ def dotted_names(relative, symbol):
 
 def rerank_by_name(index, question, scores, top_k, file_factors):
     """The top_k (chunk number, hit, its factors) after the exact-name, private-name,
-    exported, module-code, method and phrase weights have been applied to the leading
-    candidates; a hit's factors are these and those of its file (file_factors, already
-    in scores).
+    exported, module-code, method, type and phrase weights have been applied to the
+    leading candidates; a hit's factors are these and those of its file (file_factors,
+    already in scores).
 
     Only the best RERANK_DEPTH candidates are looked at, so a search decodes the chunk
     names of a few files, not of every file a common word touches; only the best
@@ -5122,8 +5132,8 @@ def rerank_by_name(index, question, scores, top_k, file_factors):
                                      entry['symbol'] == '<module>'),
                                     ('method', METHOD_WEIGHT, in_words and entry['kind'] ==
                                      'method' and entry.get('language', 'python') == 'python'),
-                                    ('type', TYPE_WEIGHT, in_words and (entry['kind'] in TYPE_KINDS
-                                     or entry['kind'] == 'constructor') and entry['symbol'] != '<module>')):
+                                    ('type', TYPE_WEIGHT,
+                                     in_words and entry['kind'] in TYPE_LIKE_KINDS)):
             if holds and weight != 1.0:                 # a weight set to 1 says nothing
                 applied[what] = weight
                 scores[n] *= weight
@@ -5190,7 +5200,8 @@ def explain_chunk(index, terms, statistics, n, factors):
 
 
 MESSAGE_TYPE = re.compile(r'\s*([A-Za-z_][\w.]*)\s*:\s')
-PASTED = re.compile(r'[:\'"=()<>\[\]{}0-9]')   # what a message has and words seldom do
+PASTED = re.compile(r'[:"=()<>\[\]{}0-9]|\B\'|\'\B')   # what a message has and words seldom
+                                                    # do (an apostrophe in a word is no quote)
 
 
 def message_type(question):

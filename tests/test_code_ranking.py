@@ -171,22 +171,25 @@ class PrivateTests(TempDirCase):
 
     def test_code_in_an_internal_folder_ranks_below_the_public_package(self):
         root = self.tmp / 'goroot'
-        write(root / 'internal' / 'bytealg' / 'index.go', (
+        write(root / 'internal' / 'bytealg' / 'bytealg.go', (
             'package bytealg\n'
             '\n'
-            '// Index returns the index of the first instance of a substring in a string,\n'
-            '// or -1 if the substring is not present in the string.\n'
+            '// Index returns the index of the first instance of a substring in a string.\n'
             'func Index(a, b string) int { return 0 }\n'))
         write(root / 'strings' / 'strings.go', (
             'package strings\n'
             '\n'
-            '// Index returns the index of the first instance of substr in s.\n'
+            '// Index returns the first instance of substr in s.\n'
             'func Index(s, substr string) int { return 0 }\n'))
-        hits = search_tree(root, 'index of the first instance of a substring', 2)
-        self.assertEqual([hit['path'] for hit in hits],
-                         ['strings/strings.go', 'internal/bytealg/index.go'])
+        hits = search_tree(root, 'index of the first instance of a substring in a string', 3)
+        self.assertEqual([hit['path'] for hit in hits[:2]],
+                         ['strings/strings.go', 'internal/bytealg/bytealg.go'])
         assert_demoted(self, hits, 'internal path', code_search.PRIVATE_NAME_WEIGHT)
         self.assertNotIn('internal path', hits[0]['explain']['factors'])
+        self.assertFalse(code_search.INTERNAL_PATH.search('internal/notes.py'))  # Go's
+        self.assertTrue(code_search.INTERNAL_PATH.search('java.base/sun/nio/ch/Net.java'))
+        self.assertTrue(code_search.INTERNAL_PATH.search('std/src/sys/unix/fs.rs'))
+        self.assertFalse(code_search.INTERNAL_PATH.search('src/internal/Subject.ts'))
 
     def test_a_member_declared_private_ranks_below_a_public_one(self):
         root = self.tmp / 'store'
@@ -321,6 +324,25 @@ class PathWordTests(TempDirCase):
         self.assertEqual(weight, code_search.PATH_WORD_WEIGHT)
         self.assertNotIn('path word', hits[1]['explain']['factors'])
         self.assertLess(hits[0]['score'] / weight, hits[1]['score'])      # it decided
+
+
+    def test_a_synonym_names_a_path_but_a_layout_word_or_a_test_file_does_not(self):
+        root = self.tmp / 'app'
+        body = 'def {}(path):\n    """Read the settings at path and split the text."""\n'
+        write(root / 'src' / 'config' / 'loader.py', body.format('read_settings'))
+        write(root / 'lib' / 'reader.py', body.format('read_settings_file'))
+        write(root / 'tests' / 'test_settings.py', body.format('test_read_settings'))
+        hits = {hit['path']: hit['explain']['factors'] for hit in
+                search_tree(root, 'read the settings from the source library', 3)}
+        self.assertEqual(hits['src/config/loader.py'].get('path word'),
+                         code_search.PATH_WORD_WEIGHT)        # settings -> config
+        self.assertNotIn('path word', hits['lib/reader.py'])  # source -> src, library -> lib
+        self.assertEqual(hits['tests/test_settings.py'], {'test file': code_search.TEST_FILE_WEIGHT})
+
+    def test_an_apostrophe_in_a_word_is_not_a_pasted_quote(self):
+        self.assertFalse(code_search.PASTED.search("wait for a group's goroutines, don't spin"))
+        self.assertTrue(code_search.PASTED.search("Error: No such command 'stauts'."))
+        self.assertTrue(code_search.PASTED.search("a 'quoted' word"))
 
 
 class ConceptTests(TempDirCase):
