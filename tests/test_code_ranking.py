@@ -339,6 +339,20 @@ class PathWordTests(TempDirCase):
         self.assertNotIn('path word', hits['lib/reader.py'])  # source -> src, library -> lib
         self.assertEqual(hits['tests/test_settings.py'], {'test file': code_search.TEST_FILE_WEIGHT})
 
+    def test_a_compound_name_reached_through_a_part_does_not_name_a_path(self):
+        root = self.tmp / 'tools'
+        for n in range(6):              # 'make' and 'dir' used on their own: parts
+            write(root / 'entries' / f'e{n}.py', f'def make_dir_entry_{n}(dir):\n    return dir\n')
+        write(root / 'tools' / 'makedirs.py', (
+            'def makedirs(path):\n'
+            '    """Create a folder tree with its parents."""\n'
+            '    return path\n'))
+        hit = search_tree(root, 'create a dir tree', 1)[0]
+        self.assertEqual((hit['path'], hit['symbol']), ('tools/makedirs.py', 'makedirs'))
+        reached = {word['term']: word['concept'] for word in hit['explain']['words']}
+        self.assertEqual(reached.get('makedir'), 'dir')       # through the part 'dir'
+        self.assertNotIn('path word', hit['explain']['factors'])
+
     def test_an_apostrophe_in_a_word_is_not_a_pasted_quote(self):
         self.assertFalse(code_search.PASTED.search("wait for a group's goroutines, don't spin"))
         self.assertTrue(code_search.PASTED.search("Error: No such command 'stauts'."))
