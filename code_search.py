@@ -4013,7 +4013,10 @@ def query_terms(question):
     weights, concepts = {}, {}
 
     def add(word, weight, concept=None):
-        for term in word_terms(word):
+        terms = word_terms(word)
+        if concept is not None:     # a meaning or synonym: i18n, not its parts 18 and n
+            terms = terms[:1] + tuple(t for t in terms[1:] if len(t) > 1 and t.isalpha())
+        for term in terms:
             weights[term] = max(weights.get(term, 0), weight)
             concepts.setdefault(term, concept or term)
 

@@ -394,6 +394,19 @@ class ConceptTests(TempDirCase):
         asked = search_tree(root, 'zip 파일 검사 테스트', 1)[0]          # 테스트 asks for tests
         self.assertNotIn('test file', asked['explain']['factors'])
 
+    def test_a_meaning_or_synonym_does_not_bring_its_one_letter_or_digit_parts(self):
+        # 국제화 means i18n, not i, 18 and n: a function whose only match is its n is no hit.
+        root = self.tmp / 'stats'
+        write(root / 'stats.py', (
+            'def average(values):\n'
+            '    """Return the mean of the values."""\n'
+            '    n = len(values)\n'
+            '    return sum(values) / n\n'))
+        self.assertEqual(search_tree(root, '국제화', 1), [])
+        write(root / 'i18n.py', 'def load_i18n_catalog(name):\n    return name\n')
+        self.assertEqual(search_tree(root, '국제화', 2)[0]['symbol'], 'load_i18n_catalog')
+        self.assertEqual(len(search_tree(root, '국제화', 2)), 1)
+
     def test_words_of_tools_and_systems_are_in_the_glossary(self):
         # 프로젝트, 브랜치, 활성화 and 편집 had no meaning: they were found nowhere.
         root = self.tmp / 'tool'
