@@ -69,7 +69,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'code_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 6          # layout of the index file (6: with the compound names' table)
-PARSER_VERSION = 3          # how files become chunks; a change re-parses every file
+PARSER_VERSION = 4          # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 1       # how text becomes terms; a change re-parses every file
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
@@ -421,6 +421,7 @@ class Definition(NamedTuple):
     receiver: str = ''       # Kotlin extension receiver, Go method receiver
     trait: str = ''          # Rust: the trait an impl block implements
     private: bool = False    # Java, Kotlin, TypeScript: declared `private`
+    searched: bool = True    # False: found by symbol, at and outline, never by search
 
 
 class FileChunks(NamedTuple):
@@ -488,8 +489,9 @@ def text_lines(text):
 
 def make_chunks(relative, revision, lines, definitions):
     """Chunk dicts of a file's definitions.  A type that holds other definitions is
-    left out of search (its members are found instead), but symbol, at and outline
-    find it; such types come after the searched chunks."""
+    left out of search (its members are found instead), and so is a definition marked
+    so (an overload signature), but symbol, at and outline find them; they come after
+    the searched chunks."""
     chunks = []
     holders = {(d.start, d.end, d.symbol) for d in types_with_members(definitions)}
     for definition in definitions:
@@ -499,8 +501,8 @@ def make_chunks(relative, revision, lines, definitions):
                        'doc': definition.doc, 'context': definition.context,
                        'exported': definition.exported, 'receiver': definition.receiver,
                        'trait': definition.trait, 'private': definition.private,
-                       'searched': (definition.start, definition.end, definition.symbol)
-                       not in holders,
+                       'searched': definition.searched and (
+                           definition.start, definition.end, definition.symbol) not in holders,
                        'text': '\n'.join(line[:cut] for line in
                                          lines[definition.start - 1:definition.end])})
     return [c for c in chunks if c['searched']] + [c for c in chunks if not c['searched']]
@@ -1214,7 +1216,7 @@ def c_family_definitions(text, language, relative):
         return [], 'its brackets, strings or comments do not balance'
     decls = FINDERS[language](scanned)
     docs = DocComments(scanned, language)
-    found, types = [], []
+    found, types, bodiless = [], [], set()     # bodiless: positions in found
     for decl in sorted(decls, key=lambda d: (d.start, -d.end)):
         start, end = line_of(scanned, decl.start), line_of(scanned, decl.end)
         while types and types[-1].end < start:
@@ -1222,14 +1224,36 @@ def c_family_definitions(text, language, relative):
         found.append(Definition(decl.name, decl.kind, start, end, docs.before(decl.start),
                                 types[-1].doc if types else '', receiver=decl.receiver,
                                 trait=decl.trait, private=declared_private(scanned, decl)))
+        if not decl.has_body:
+            bodiless.add(len(found) - 1)
         if decl.kind in TYPE_KINDS:
             types.append(found[-1])
+    if language == 'typescript':
+        found = overloads_folded(found, bodiless)
     covered = {line for d in found for line in range(d.start, d.end + 1)}
     code = {line_of(scanned, m.start()) for m in CODE_CHARACTER.finditer(scanned.masked)}
     found += [Definition('<module>', 'module', start, end, docs.inner if number == 0 else '')
               for number, (start, end) in enumerate(module_runs(
                   code, covered, len(scanned.line_starts)))]
     return found, ''
+
+
+def overloads_folded(definitions, bodiless):
+    """TypeScript definitions with the overload signatures left out of search: those
+    without a body (positions in bodiless) that a function or method of their name with
+    a body follows.  That implementation is found instead, with their doc when it has none."""
+    implementation = {d.symbol: d for i, d in enumerate(definitions) if i not in bodiless}
+    folded, docs = list(definitions), {}
+    for i in sorted(bodiless):
+        d, body = definitions[i], implementation.get(definitions[i].symbol)
+        if d.kind in FUNCTION_KINDS and body and body.start > d.start:
+            folded[i] = d._replace(searched=False)
+            if d.doc:
+                docs.setdefault(d.symbol, []).append(d.doc)
+    for i, d in enumerate(folded):
+        if d is implementation.get(d.symbol) and not d.doc and d.symbol in docs:
+            folded[i] = d._replace(doc='\n\n'.join(docs[d.symbol]))
+    return folded
 
 
 def declared_private(scanned, decl):

@@ -307,6 +307,44 @@ class TypeTests(TempDirCase):
         assert_demoted(self, hits, 'type', code_search.TYPE_WEIGHT)
 
 
+class OverloadTests(TempDirCase):
+    def test_a_typescript_function_is_found_by_its_body_not_its_overload_signatures(self):
+        root = self.tmp / 'lib'
+        write(root / 'src' / 'startWith.ts', (
+            'export function startWith<T>(value: null): T;\n'
+            'export function startWith<T>(value: undefined): T;\n'
+            '/** Emits the given values first, then the values of the source. */\n'
+            'export function startWith<T>(...values: T[]): T {\n'
+            '  return values[0];\n'
+            '}\n'
+            '/** Emits the given values last, after the source completes. */\n'
+            'export function endWith<T>(value: T): T;\n'
+            'export function endWith<T>(...values: T[]): T {\n'
+            '  return values[0];\n'
+            '}\n'
+            'export interface Source {\n'
+            '  /** Emits the given values to every subscriber. */\n'
+            '  emit(values: number[]): void;\n'
+            '}\n'))
+        write(root / 'Parser.java', (
+            'class Parser {\n'
+            '    /** Parses the given values from a string. */\n'
+            '    static int parse(String s) { return parse(s, 10); }\n'
+            '    /** Parses the given values from a string in a radix. */\n'
+            '    static int parse(String s, int radix) { return 0; }\n'
+            '}\n'))
+        hits = search_tree(root, 'given values', 10)
+        self.assertEqual(sorted((hit['symbol'], hit['start']) for hit in hits), [
+            ('Parser.parse', 3), ('Parser.parse', 5),       # Java overloads: two bodies
+            ('Source.emit', 14), ('endWith', 9), ('startWith', 4)])
+        self.assertEqual(search_tree(root, 'startWith', 1)[0]['start'], 4)
+        last = search_tree(root, 'emits values last after the source completes', 1)[0]
+        self.assertEqual((last['symbol'], last['start']), ('endWith', 9))   # the signature's doc
+        index = code_search.make_search_index(code_search.scan_tree(root)[0])
+        self.assertEqual(sorted(hit['start'] for hit in code_search.find_symbol(index, 'startWith')),
+                         [1, 2, 4])             # symbol finds the signatures too
+
+
 class PathWordTests(TempDirCase):
     def test_a_file_whose_path_holds_a_question_word_ranks_higher(self):
         root = self.tmp / 'formats'
