@@ -1239,9 +1239,10 @@ def c_family_definitions(text, language, relative):
 
 
 def overloads_folded(definitions, bodiless):
-    """TypeScript definitions with the overload signatures left out of search: those
-    without a body (positions in bodiless) that a function or method of their name with
-    a body follows.  That implementation is found instead, with their doc when it has none."""
+    """TypeScript definitions with the overload signatures left out of search: each
+    function or method without a body (its position in bodiless) that one of the same
+    name with a body follows.  Search finds that implementation instead, which takes the
+    signatures' doc comments when it has none of its own."""
     implementation = {d.symbol: d for i, d in enumerate(definitions) if i not in bodiless}
     folded, docs = list(definitions), {}
     for i in sorted(bodiless):
