@@ -1262,7 +1262,8 @@ def declared_private(scanned, decl):
     (Java, Kotlin, TypeScript; Go and Rust have no such word)."""
     end = decl.body[0] if decl.body else decl.end
     start = skip_annotations(scanned.masked, scanned.pairs, decl.start, end)
-    return bool(PRIVATE_MODIFIER.search(re.split(r'[(={]', scanned.masked[start:end], 1)[0]))
+    head = re.split(r'[(={]', scanned.masked[start:end], maxsplit=1)[0]
+    return bool(PRIVATE_MODIFIER.search(head))
 
 
 PRIVATE_MODIFIER = re.compile(r'(?<![\w$.])private(?![\w$])')
