@@ -1246,7 +1246,8 @@ def overloads_folded(definitions, bodiless):
     implementation = {d.symbol: d for i, d in enumerate(definitions) if i not in bodiless}
     folded, docs = list(definitions), {}
     for i in sorted(bodiless):
-        d, body = definitions[i], implementation.get(definitions[i].symbol)
+        d = definitions[i]
+        body = implementation.get(d.symbol)
         if d.kind in FUNCTION_KINDS and body and body.start > d.start:
             folded[i] = d._replace(searched=False)
             if d.doc:
