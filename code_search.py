@@ -4135,11 +4135,16 @@ def bucket_of(term):
 
 def pack_postings(postings):
     """{term: posting} -> POSTING_BUCKETS strings '|term=posting|...'."""
-    buckets = [[] for _ in range(POSTING_BUCKETS)]
-    for term in postings:
-        buckets[bucket_of(term)].append(term)
-    return ['|' + '|'.join(f'{term}={postings[term]}' for term in bucket) + '|' if bucket else ''
-            for bucket in buckets]
+    buckets = [{} for _ in range(POSTING_BUCKETS)]
+    for term, posting in postings.items():
+        buckets[bucket_of(term)][term] = posting
+    return [pack_bucket(bucket) for bucket in buckets]
+
+
+def pack_bucket(postings):
+    """The postings {term: posting} of one bucket as its string."""
+    return '|' + '|'.join(f'{term}={posting}' for term, posting in postings.items()) + '|' \
+        if postings else ''
 
 
 def unpack_postings(buckets):
@@ -4169,18 +4174,44 @@ def add_postings(postings, additions):
         postings[term] = postings[term] + ';' + posting if term in postings else posting
 
 
+def segment_mentions(records):
+    """A pattern found in every posting or bucket that holds a segment of the given file
+    records (and in a few more, which drop_postings reads and leaves as they are)."""
+    return re.compile('(?:' + '|'.join(sorted({str(record['fid']) for record in records}))
+                      + ') ')
+
+
 def drop_postings(postings, records):
     """Remove the segments of the given file records from the postings."""
     if not records:
         return
     fids = {str(record['fid']) for record in records}
-    mentions = re.compile('(?:^|;)(?:' + '|'.join(sorted(fids)) + ') ')
+    mentions = segment_mentions(records)
     for term in [term for term, value in postings.items() if mentions.search(value)]:
         kept = [s for s in postings[term].split(';') if s.split(' ', 1)[0] not in fids]
         if kept:
             postings[term] = ';'.join(kept)
         else:
             del postings[term]
+
+
+def update_postings(buckets, records, additions):
+    """The POSTING_BUCKETS strings with the segments of the given file records dropped and
+    the postings additions {term: posting} appended.  Only the buckets that change are
+    decoded: a one-file update touches a fraction of them."""
+    mentions = segment_mentions(records) if records else None
+    grouped = [{} for _ in buckets]
+    for term, posting in additions.items():
+        grouped[bucket_of(term)][term] = posting
+    updated = []
+    for bucket, added in zip(buckets, grouped):
+        if added or (mentions and mentions.search(bucket)):
+            postings = unpack_postings([bucket])
+            drop_postings(postings, records)
+            add_postings(postings, added)
+            bucket = pack_bucket(postings)
+        updated.append(bucket)
+    return updated
 
 
 def chunk_postings(chunks, fid):
@@ -4435,13 +4466,11 @@ def update_index(root, old, options, report=None):
         add_postings(additions, postings)
     removed = [relative for relative in previous if relative not in current]
     remine = index['compounds_mined_with'] != compound_settings()
+    if added or removed:
+        index['postings'] = update_postings(
+            index['postings'], [previous[relative] for relative in removed], additions)
     if added or removed or remine:
-        postings = unpack_postings(index['postings'])
-        if added or removed:
-            drop_postings(postings, [previous[relative] for relative in removed])
-            add_postings(postings, additions)
-            index['postings'] = pack_postings(postings)
-        index['compounds'] = mine_compounds(postings)
+        index['compounds'] = mine_compounds(unpack_postings(index['postings']))
         index['compounds_mined_with'] = compound_settings()
     current.update((relative, file.record) for relative, file in added.items())
     deleted = sum(1 for relative in previous if relative not in current)

@@ -595,11 +595,16 @@ def bucket_of(term):
 
 def pack_postings(postings):
     """{term: posting} -> POSTING_BUCKETS strings '|term=posting|...'."""
-    buckets = [[] for _ in range(POSTING_BUCKETS)]
-    for term in postings:
-        buckets[bucket_of(term)].append(term)
-    return ['|' + '|'.join(f'{term}={postings[term]}' for term in bucket) + '|' if bucket else ''
-            for bucket in buckets]
+    buckets = [{} for _ in range(POSTING_BUCKETS)]
+    for term, posting in postings.items():
+        buckets[bucket_of(term)][term] = posting
+    return [pack_bucket(bucket) for bucket in buckets]
+
+
+def pack_bucket(postings):
+    """The postings {term: posting} of one bucket as its string."""
+    return '|' + '|'.join(f'{term}={posting}' for term, posting in postings.items()) + '|' \
+        if postings else ''
 
 
 def unpack_postings(buckets):
@@ -629,12 +634,19 @@ def add_postings(postings, additions):
         postings[term] = postings[term] + ',' + posting if term in postings else posting
 
 
+def segment_mentions(records):
+    """A pattern found in every posting or bucket that holds a token of the given file
+    records (and in a few more, which drop_postings reads and leaves as they are)."""
+    return re.compile('(?:' + '|'.join(sorted({str(record['fid']) for record in records}))
+                      + r')\.')
+
+
 def drop_postings(postings, records):
     """Remove the tokens of the given file records from the postings."""
     if not records:
         return
     fids = {str(record['fid']) for record in records}
-    mentions = re.compile('(?:^|,)(?:' + '|'.join(sorted(fids)) + r')\.')
+    mentions = segment_mentions(records)
     for term in [term for term, value in postings.items() if mentions.search(value)]:
         kept = [token for token in postings[term].split(',')
                 if token.partition('.')[0] not in fids]
@@ -642,6 +654,25 @@ def drop_postings(postings, records):
             postings[term] = ','.join(kept)
         else:
             del postings[term]
+
+
+def update_postings(buckets, records, additions):
+    """The POSTING_BUCKETS strings with the tokens of the given file records dropped and
+    the postings additions {term: posting} appended.  Only the buckets that change are
+    decoded: a one-file update touches a fraction of them."""
+    mentions = segment_mentions(records) if records else None
+    grouped = [{} for _ in buckets]
+    for term, posting in additions.items():
+        grouped[bucket_of(term)][term] = posting
+    updated = []
+    for bucket, added in zip(buckets, grouped):
+        if added or (mentions and mentions.search(bucket)):
+            postings = unpack_postings([bucket])
+            drop_postings(postings, records)
+            add_postings(postings, added)
+            bucket = pack_bucket(postings)
+        updated.append(bucket)
+    return updated
 
 
 def post_notes(parsed):
@@ -872,10 +903,8 @@ def update_index(root, old, options, report=None):
         add_postings(additions, postings)
     removed = [relative for relative in previous if relative not in current]
     if added or removed:
-        postings = unpack_postings(index['postings'])
-        drop_postings(postings, [previous[relative] for relative in removed])
-        add_postings(postings, additions)
-        index['postings'] = pack_postings(postings)
+        index['postings'] = update_postings(
+            index['postings'], [previous[relative] for relative in removed], additions)
         index['texts'] = updated_texts(index['texts'], {relative: parsed.text for
                                                         relative, parsed in added.items()},
                                        removed)

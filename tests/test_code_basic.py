@@ -5,6 +5,7 @@ import codecs
 import hashlib
 import json
 import os
+import random
 import re
 import sysconfig
 import tempfile
@@ -697,6 +698,37 @@ class IncrementalTests(unittest.TestCase):
         self.assertEqual(self.summary()[:2], (0, 0))
         path.write_text('def f1():\n    return 11\n', encoding='utf-8')
         self.assertEqual(self.summary()[:2], (1, 0))
+
+    def test_incremental_index_ranks_like_a_fresh_one(self):
+        rng = random.Random(11)
+        words = 'cache index search token chunk parse render retry payment invoice'.split()
+        options = code_search.IndexOptions(jobs=1)
+        for step in range(10):
+            for number in rng.sample(range(24), 6):      # fids reach two digits
+                path = self.root / f'd{number % 3}' / f'm{number}.py'
+                if rng.random() < 0.2 and path.exists():
+                    path.unlink()
+                    continue
+                functions = [f'def {rng.choice(words)}_{rng.choice(words)}{n}(value):\n'
+                             f'    """{" ".join(rng.choices(words, k=rng.randint(1, 6)))}."""\n'
+                             f'    return value\n' for n in range(rng.randint(1, 4))]
+                write(path, '\n'.join(functions))
+            code_search.index_folder(self.root, self.out, options)
+            fresh = Path(self.folder.name) / f'fresh{step}.json'
+            code_search.index_folder(self.root, fresh, options)
+            kept, new = (code_search.open_index_file(path) for path in (self.out, fresh))
+            self.assertEqual(kept['compounds'], new['compounds'], step)
+            for question in ('cache', 'parse the payment', 'retry token render'):
+                self.assertEqual(code_search.search_index(kept, question, top_k=50),
+                                 code_search.search_index(new, question, top_k=50),
+                                 (step, question))
+        document = json.loads(self.out.read_text(encoding='utf-8'))
+        fids = {record['fid'] for record in document['files'].values()}
+        postings = code_search.unpack_postings(document['postings'])
+        named = {int(segment.split(' ')[0]) for posting in postings.values()
+                 for segment in posting.split(';')}
+        self.assertEqual(named, fids)   # no posting names a file that is gone
+        self.assertGreater(max(fids), 30)
 
     def test_versions_recorded_and_parser_version_change_reparses(self):
         for i in range(5):
