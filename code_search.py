@@ -9315,7 +9315,7 @@ KOREAN_GLOSSARY_TEXT = '''
 조합	combination combinations
 조회	lookup get query select
 존재	exists exist
-종료	exit quit terminate close
+종료	exit quit terminate close shutdown stop
 종료코드	exit code returncode status
 좋게	pretty
 주기	interval period
@@ -9671,7 +9671,9 @@ KOREAN_GLOSSARY_TEXT = '''
 표현	repr representation expression
 표현식	expression expr
 푸시	push
-풀	extract unzip unpack
+풀	pool
+풀기	extract unzip unpack
+풀다	extract unzip unpack
 풀어	extract unpack
 퓨처	future
 프라이빗	private

@@ -456,6 +456,30 @@ class ConceptTests(TempDirCase):
                                  ('프로젝트 편집', 'edit_project')):
             self.assertEqual(search_tree(root, question, 1)[0]['symbol'], symbol)
 
+    def test_a_pool_is_not_unpacked(self):
+        # 풀 alone is a pool (스레드 풀); 풀기 and 풀다 unpack (압축 풀기).  풀 meant unpack
+        # only, and 종료 had no shutdown: 스레드 풀 종료 found no pool at all.
+        root = self.tmp / 'pool'
+        write(root / 'pool.py', (
+            'class ThreadPool:\n'
+            '    """Worker threads that run submitted tasks."""\n'
+            '\n'
+            '    def shutdown(self, wait=True):\n'
+            '        """Stop accepting tasks; with wait, join the workers."""\n'
+            '        return wait\n'))
+        write(root / 'archive.py', (
+            'def extract_archive(path, target):\n'
+            '    """Extract a compressed archive into target."""\n'
+            '    return path, target\n'
+            '\n'
+            'def exit_worker(thread):\n'
+            '    """Exit one worker thread."""\n'
+            '    return thread\n'))
+        for question, symbol in (('스레드 풀 종료하기', 'ThreadPool.shutdown'),
+                                 ('압축 풀기', 'extract_archive'),
+                                 ('압축을 풀다', 'extract_archive')):
+            self.assertEqual(search_tree(root, question, 1)[0]['symbol'], symbol, question)
+
 
 class CompoundTests(TempDirCase):
     """Lowercase compound names (scandir) are reached through their parts (scan, dir)."""
