@@ -7,10 +7,11 @@ questions written the way a developer who does not know the code asks them
 questions (category "korean"): 134 written with the polyglot chunkers, and 100
 more (t2-*, 20 English and 5 Korean per language) written from the sources by a
 helper who never ran the ranker.  Ranking changes were tuned on these.
-polyglot_holdout.json (with --gold) holds 180 more, written the same way: 80
+polyglot_holdout.json (with --gold) holds 280 more, written the same way: 80
 (p2-*, 15 English and 5 Korean per language), then 100 (p3-*, 20 English and 5
 Korean per language, 8 of each language's English ones asking how the library
-does something inside).  The held-out set is never tuned on and its failures are
+does something inside), then 100 more (p4-*, the same mix, about half of them
+about insides, by four helpers who read only the sources).  The held-out set is never tuned on and its failures are
 not to be read.  Each entry is
 
   {"id", "lang", "category", "language", "query", "gold": [{"path", "symbol"}]}
