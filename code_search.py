@@ -4105,8 +4105,9 @@ def with_compounds(terms, tables):
 # run 'first-last', followed by ':tf' when the term occurs more than once.  Postings
 # live in strings '|term=posting|...' chosen by the CRC-32 of the term, as in
 # notes_search, so loading the index creates a thousand strings instead of a hundred
-# thousand, and a search finds its terms with str.find.  "compounds" is mined from the
-# postings whenever they change (mine_compounds).  The source text is not stored: it is
+# thousand, a search finds its terms with str.find, and an update rewrites only the
+# strings it touches (update_postings).  "compounds" is mined from the postings
+# whenever they change (mine_compounds).  The source text is not stored: it is
 # read back from the file and checked against the SHA-256.
 
 ROW_SYMBOL, ROW_KIND, ROW_START, ROW_END, ROW_EXPORTED, ROW_RECEIVER, ROW_TRAIT, \

@@ -585,7 +585,8 @@ def query_terms(question):
 # file id is fid, and 'fid.first-last' (then ':k' if the heading has the term k > 1
 # times) for a run of chunks under a heading that holds it.  Postings live in strings
 # '|term=posting|...' chosen by the CRC-32 of the term, as in code_search, so loading
-# the index creates a thousand strings instead of tens of thousands.  "texts" keeps
+# the index creates a thousand strings instead of tens of thousands, and an update
+# rewrites only the strings it touches (update_postings).  "texts" keeps
 # each note's text in the string that crc32(path) chooses, as 'path\0text\0' records,
 # zlib-compressed and in base64: a search decompresses only the strings of its hits.
 
