@@ -635,19 +635,14 @@ def add_postings(postings, additions):
         postings[term] = postings[term] + ',' + posting if term in postings else posting
 
 
-def segment_mentions(records):
-    """A pattern found in every posting or bucket that holds a token of the given file
-    records (and in a few more, which drop_postings reads and leaves as they are)."""
-    return re.compile('(?:' + '|'.join(sorted({str(record['fid']) for record in records}))
-                      + r')\.')
+def segment_mentions(fids):
+    """A pattern found in every posting or bucket that holds a token of the files fids
+    (and in a few more, which drop_postings reads and leaves as they are)."""
+    return re.compile('(?:' + '|'.join(sorted(fids)) + r')\.')
 
 
-def drop_postings(postings, records):
-    """Remove the tokens of the given file records from the postings."""
-    if not records:
-        return
-    fids = {str(record['fid']) for record in records}
-    mentions = segment_mentions(records)
+def drop_postings(postings, fids, mentions):
+    """Remove the tokens of the files fids (str), which mentions finds, from the postings."""
     for term in [term for term, value in postings.items() if mentions.search(value)]:
         kept = [token for token in postings[term].split(',')
                 if token.partition('.')[0] not in fids]
@@ -661,7 +656,8 @@ def update_postings(buckets, records, additions):
     """The POSTING_BUCKETS strings with the tokens of the given file records dropped and
     the postings additions {term: posting} appended.  Only the buckets that change are
     decoded: a one-file update touches a fraction of them."""
-    mentions = segment_mentions(records) if records else None
+    fids = {str(record['fid']) for record in records}
+    mentions = segment_mentions(fids) if fids else None
     grouped = [{} for _ in buckets]
     for term, posting in additions.items():
         grouped[bucket_of(term)][term] = posting
@@ -669,7 +665,8 @@ def update_postings(buckets, records, additions):
     for bucket, added in zip(buckets, grouped):
         if added or (mentions and mentions.search(bucket)):
             postings = unpack_postings([bucket])
-            drop_postings(postings, records)
+            if mentions:
+                drop_postings(postings, fids, mentions)
             add_postings(postings, added)
             bucket = pack_bucket(postings)
         updated.append(bucket)
