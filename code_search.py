@@ -115,6 +115,8 @@ TYPE_WEIGHT = 0.8           # a type (struct, class, interface) or a constructor
                             # it: a question in words more often wants what does the work
 EXACT_NAME_WEIGHT = 2.0     # a definition named exactly as the question spells a name
 RERANK_DEPTH = 300          # how many leading candidates the name weights look at
+REPEATED_NAME_WEIGHT = 0.5  # a hit with the path and name of a better one (a Java overload,
+                            # Rust's fmt of Display and of Debug): another answer goes first
 PHRASE_WEIGHT = 2.0         # a hit with a string literal that holds, in a row, ...
 PHRASE_MIN_WORDS = 4        # ... this many of the question's words (a pasted message)
 PHRASE_DEPTH = 30           # how many leading candidates are read for their literals ...
@@ -5203,6 +5205,13 @@ def rerank_by_name(index, question, scores, top_k, file_factors):
         if phrase_words(question, hit['text']) >= PHRASE_MIN_WORDS:
             scores[n] *= PHRASE_WEIGHT
             factors[n]['phrase'] = PHRASE_WEIGHT
+    seen = set()
+    for n in sorted(ranked, key=lambda n: (-scores[n], n)):
+        name = (entries[n]['path'], entries[n]['symbol'])
+        if name in seen and REPEATED_NAME_WEIGHT != 1.0:
+            scores[n] *= REPEATED_NAME_WEIGHT
+            factors[n]['repeated name'] = REPEATED_NAME_WEIGHT
+        seen.add(name)
     ranked = sorted(ranked, key=lambda n: (-scores[n], n))[:top_k]
     return [(n, dict(entries[n], score=round(scores[n], 4)), factors[n]) for n in ranked]
 

@@ -344,6 +344,26 @@ class OverloadTests(TempDirCase):
         self.assertEqual(sorted(hit['start'] for hit in code_search.find_symbol(index, 'startWith')),
                          [1, 2, 4])             # symbol finds the signatures too
 
+    def test_a_second_overload_ranks_below_another_answer(self):
+        root = self.tmp / 'jfmt'
+        write(root / 'Printer.java', (
+            'class Printer {\n'
+            '    /** Prints a string with placeholders filled in to the stream. */\n'
+            '    void printf(String format, Object... args) { }\n'
+            '    /** Prints a string with placeholders filled in to the stream, in a locale. */\n'
+            '    void printf(Locale l, String format, Object... args) { }\n'
+            '}\n'))
+        write(root / 'Text.java', (
+            'class Text {\n'
+            '    /** Returns a string with its placeholders filled in. */\n'
+            '    static String fill(String pattern, Object... args) { return pattern; }\n'
+            '}\n'))
+        hits = search_tree(root, 'print a string with placeholders', 3)
+        self.assertEqual([(hit['symbol'], hit['start']) for hit in hits], [
+            ('Printer.printf', 3), ('Text.fill', 3), ('Printer.printf', 5)])
+        assert_demoted(self, hits[1:], 'repeated name', code_search.REPEATED_NAME_WEIGHT)
+        self.assertNotIn('repeated name', hits[0]['explain']['factors'])
+
 
 class PathWordTests(TempDirCase):
     def test_a_file_whose_path_holds_a_question_word_ranks_higher(self):
