@@ -4558,7 +4558,7 @@ def write_index(path, document):
     """Write document as JSON to a unique temp file in the index's folder, fsync, then
     replace the index with it.  A new index is readable by its owner only; a replaced
     one keeps its mode.  Ctrl-C and SIGTERM wait until the file is whole or gone."""
-    destination = os.path.abspath(path)
+    destination = os.path.realpath(path)            # through a link: replace its target
     folder, name = os.path.split(destination)
     try:
         mode = stat.S_IMODE(os.stat(destination).st_mode)
@@ -4728,8 +4728,14 @@ def index_owner(data):
 
 def previous_index(destination):
     """(the index at destination to update, or None; a warning or '').  IndexProblem
-    when the file there is not this tool's index: it is never overwritten."""
+    when the file there is not this tool's index (nor a regular file, or a link to one):
+    it is never overwritten."""
     try:
+        mode = os.stat(destination).st_mode
+        if not stat.S_ISREG(mode):
+            what = 'a directory' if stat.S_ISDIR(mode) else 'not a regular file'
+            raise IndexProblem(f'index path is {what}: {destination}; refusing to overwrite '
+                               'it (choose another --out)')
         with open(destination, 'rb') as handle:
             head = handle.read(256)
     except FileNotFoundError:
@@ -4749,11 +4755,15 @@ def previous_index(destination):
 
 def load_index(path, deep=True):
     """Read and validate an index file; every problem becomes one IndexProblem line."""
-    try:
-        with open(path, 'rb') as handle:
+    try:                        # a pipe (<(...)) is read; one with no writer is empty
+        with open(os.open(path, os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0)), 'rb') as handle:
             mode = os.fstat(handle.fileno()).st_mode
+            if stat.S_ISDIR(mode):
+                raise IsADirectoryError
             if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
                 raise IndexProblem(f'index path is not a regular file: {path}')
+            if stat.S_ISFIFO(mode):
+                os.set_blocking(handle.fileno(), True)
             data = handle.read()
     except FileNotFoundError:
         raise IndexProblem(f'index file not found: {path} (run: {program_name()} index '
@@ -4797,8 +4807,8 @@ def content_checksum(index):
 def index_problem(index, deep=True):
     """Why a parsed index cannot be used, or '' when its structure is sound.
 
-    deep=False checks only the index's outline: a search checks what it decodes, and
-    anything broken it meets is reported as a damaged index the same way.  A stored
+    deep=False checks only the index's outline, for a listing that opens many indexes;
+    anything broken a search meets as it decodes is reported as a damaged index too.  A stored
     size, mtime or SHA-256 that is wrong only makes `index` read that file again.
     """
     if not isinstance(index, dict):
@@ -4954,8 +4964,9 @@ def open_search_index(index):
 
 
 def open_index_file(path):
-    """An index file opened for searching (quick checks; see index_problem)."""
-    index = load_index(path, deep=False)
+    """An index file opened for searching, its counts and checksum checked (index_problem):
+    a damaged or hand-edited index is one error line, not wrong answers."""
+    index = load_index(path)
     with damaged_index_guard(path):
         return open_search_index(index)
 
@@ -5428,7 +5439,8 @@ def read_repos_file(path):
     except UnicodeDecodeError:
         raise IndexProblem(f'repository list {path} is not UTF-8 text') from None
     try:
-        found = json.loads(text) if text.lstrip()[:1] in '[{' else toml_tables(text)
+        json_text = re.match(r'\s*(\{|\[(?!\s*\[))', text)    # not a TOML [[repo]]
+        found = json.loads(text) if json_text else toml_tables(text)
     except ValueError as error:
         raise IndexProblem(f'{path}: not a repository list: {error}') from None
     if isinstance(found, dict):
@@ -5483,12 +5495,12 @@ def repo_status(repo):
     row.update(files=len(index['files']), chunks=index['chunk_count'],
                indexed_at=index.get('indexed_at', ''))
     found, _ = list_tree(repo['root'], IndexOptions(exclude=(repo['index'],)))
-    if set(found) != set(index['files']):
+    skipped = {entry.get('path') for entry in index['skipped'] if isinstance(entry, dict)}
+    if set(found) - skipped != set(index['files']):
         return dict(row, state='stale')
-    for relative, path in found.items():
-        record = index['files'][relative]
+    for relative, record in index['files'].items():
         try:
-            info = os.stat(path)
+            info = os.stat(found[relative])
         except OSError:
             return dict(row, state='stale')
         if (info.st_size, info.st_mtime_ns) != (record['size'], record['mtime_ns']):
@@ -6206,8 +6218,16 @@ def index_files(index, label=''):
 def root_files(root, options=IndexOptions()):
     """The files under a root that index would read, as a FileSet."""
     found, skipped = list_tree(root, options)
-    return FileSet(str(root), {relative: {'language': language_of(relative) or 'text'}
-                               for relative in found}, None, tuple(skipped),
+    files = {}
+    for relative, path in found.items():
+        with contextlib.suppress(OSError):      # else reading it says why
+            size = os.stat(path).st_size
+            if size > options.max_file_size:
+                skipped.append(skip_record(relative, f'skipped: larger than --max-file-size '
+                                                     f'({size} > {options.max_file_size} bytes)'))
+                continue
+        files[relative] = {'language': language_of(relative) or 'text'}
+    return FileSet(str(root), files, None, tuple(skipped),
                    os.path.basename(str(root).rstrip('/\\')))
 
 
@@ -7189,7 +7209,7 @@ def api_answer(load, method, target, body):
         route = API_ROUTES.get(path)
         if route is None:
             raise ApiError(404, f'not found: {path}')
-        if route[0] != method:
+        if method != route[0] and (method, route[0]) != ('HEAD', 'GET'):
             raise ApiError(405, f'{path} takes {route[0]}')
         document = route[1](load(), api_params(query), body)
         status = 200
@@ -7317,6 +7337,11 @@ def make_handler(answer, allowed_hosts):
 
         def do_HEAD(self):
             self.respond(b'', head=True)
+
+        def do_PUT(self):                 # any other method: 405 (or 404) with a JSON error
+            self.respond(b'')
+
+        do_DELETE = do_PATCH = do_OPTIONS = do_PUT
 
         def do_POST(self):
             length = self.headers.get('Content-Length', '')
@@ -7616,7 +7641,7 @@ def run_repos(args):
                                          IndexOptions(jobs=args.jobs or 0), report)
             except IndexProblem as problem:
                 print(f"{program_name()}: error: {repo['name']}: {problem}", file=sys.stderr)
-                status = max(status, problem.status if problem.status == 1 else 1)
+                status = max(status, problem.status)
                 continue
             print_index_summary(stats, repo['name'])
     rows = [repo_status(repo) for repo in repos]

@@ -11,6 +11,7 @@ import random
 import re
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -508,6 +509,31 @@ class ExitStatusTests(HostileCase):
                 self.assert_misuse('index', self.root, '--out', path)
                 self.assertFalse((self.base / 'nope').exists())
 
+    @unittest.skipUnless(hasattr(os, 'mkfifo'), 'POSIX only')
+    def test_a_fifo_or_a_device_is_never_an_index_nor_replaced_by_one(self):
+        fifo = self.base / 'fifo.json'              # no writer: opening it would block
+        os.mkfifo(fifo)
+        self.assertIn('not a regular file', self.assert_misuse(
+            'index', self.root, '--out', fifo).stderr)
+        self.assert_misuse('search', 'harmless', '--index', fifo)
+        self.assertTrue(stat.S_ISFIFO(os.stat(fifo).st_mode))
+        if hasattr(os, 'geteuid') and os.geteuid() == 0:    # a device node of our own
+            device = self.base / 'null'
+            os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+            self.assert_misuse('index', self.root, '--out', device)
+            self.assertTrue(stat.S_ISCHR(os.stat(device).st_mode))
+
+    @unittest.skipUnless(hasattr(os, 'symlink'), 'symbolic links')
+    def test_an_index_reached_through_a_link_is_replaced_in_place(self):
+        os.symlink('real.json', self.base / 'link.json')
+        for _ in range(2):                          # written, then updated
+            self.assertEqual(run_cli('index', self.root, '--out', self.base / 'link.json',
+                                     cwd=self.base).returncode, 0)
+            self.assertTrue((self.base / 'link.json').is_symlink())
+            self.assertEqual(valid_index_dict(self.base / 'real.json')['tool'], 'code_search')
+        self.assertEqual(sorted(os.listdir(self.base)),       # nothing else left beside
+                         ['idx.json', 'link.json', 'real.json', 'root'])
+
     def test_argparse_misuse_is_one_line(self):
         self.assert_misuse()
         self.assert_misuse('search')
@@ -580,6 +606,7 @@ class BadIndexTests(HostileCase):
             'postings name a missing file': changed(set_posting('harmless', '999 0 0')),
             'postings malformed': changed(set_posting('harmless', 'garbage')),
             'chunk lengths not numbers': changed(set_chunk('lengths', ['x'] * 6)),
+            'renamed by hand': changed(set_chunk('symbol', 'renamed_by_hand')),
         }
 
     # These also go through a real process; the others call main() in this process.

@@ -136,3 +136,38 @@ class LookupTests(ReposCase):
         self.assertTrue(server.result('read_file', {'path': 'billing.py'})['isError'])
         status = server.result('index_status', {})['structuredContent']
         self.assertEqual([r['repo'] for r in status['repos']], ['api', 'front'])
+
+
+class ReposListTests(ReposCase):
+    def write_list(self, text):
+        write(self.tmp / 'repos.toml', text)
+        return self.tmp / 'repos.toml'
+
+    def states(self, listing):
+        result = cli('repos', listing, '--json')
+        self.assertEqual(result.returncode, 0, result.stderr)
+        return [(row['name'], row['state']) for row in json.loads(result.stdout)['repos']]
+
+    def test_a_toml_list_is_read_as_the_readme_shows_it(self):
+        listing = self.write_list('[[repo]]\nname = "api"\nroot = "api"\nindex = "api.json"\n'
+                                  '\n# the front end\n[[repo]]\nname = "front"\nroot = "web"\n'
+                                  'index = "web.json"\n')
+        self.assertEqual(self.states(listing), [('api', 'fresh'), ('front', 'fresh')])
+        found = json.loads(cli('search', 'total with tax', '--repos', listing, '--json').stdout)
+        self.assertEqual({hit['repo'] for hit in found['results']}, {'api', 'front'})
+        empty = cli('repos', self.write_list(''))
+        self.assertEqual((empty.returncode, empty.stderr.count('\n')), (2, 1))
+        self.assertIn('expected a list of {name, root, index}', empty.stderr)
+
+    def test_a_skipped_file_does_not_make_a_repository_stale(self):
+        write(self.api / 'blob.py', b'\xff\xfe\x00binary')
+        listing = self.write_list('[[repo]]\nname = "api"\nroot = "api"\nindex = "api.json"\n'
+                                  '[[repo]]\nname = "gone"\nroot = "nothere"\n')
+        self.assertEqual(self.states(listing), [('api', 'stale'), ('gone', 'no root')])
+        update = cli('repos', listing, '--update')
+        self.assertEqual(update.returncode, 2, update.stderr)     # a missing root is misuse
+        self.assertIn('gone: root folder does not exist', update.stderr)
+        self.assertIn('blob.py', update.stderr)
+        self.assertEqual(self.states(listing), [('api', 'fresh'), ('gone', 'no root')])
+        write(self.api / 'new.py', 'def added():\n    pass\n')
+        self.assertEqual(self.states(listing)[0], ('api', 'stale'))

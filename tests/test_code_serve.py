@@ -59,15 +59,16 @@ class Server:
     def url(self, path):
         return f'http://127.0.0.1:{self.port}{path}'
 
-    def call(self, path, data=None, headers=None):
+    def call(self, path, data=None, headers=None, method=None):
         """(status, parsed JSON or bytes) of one request."""
-        request = urllib.request.Request(self.url(path), data=data, headers=headers or {})
+        request = urllib.request.Request(self.url(path), data=data, headers=headers or {},
+                                         method=method)
         try:
             with OPENER.open(request, timeout=30) as response:
                 status, body, kind = response.status, response.read(), response.headers
         except urllib.error.HTTPError as error:
             status, body, kind = error.code, error.read(), error.headers
-        if 'json' in kind.get('Content-Type', ''):
+        if 'json' in kind.get('Content-Type', '') and body:
             return status, json.loads(body)
         return status, body
 
@@ -153,6 +154,11 @@ class ApiTests(unittest.TestCase):
                 self.assertNotIn('\n', document['error'])
         self.assertEqual(call('/api/nothing')[0], 404)
         self.assertEqual(call('/api/search', data=b'x')[0], 405)
+        for method in ('PUT', 'DELETE', 'PATCH', 'OPTIONS'):
+            with self.subTest(method=method):
+                self.assertEqual(call('/api/search?q=tax', method=method),
+                                 (405, {'error': '/api/search takes GET'}))
+        self.assertEqual(call('/api/search?q=tax', method='HEAD'), (200, b''))
         self.assertEqual(call('/api/search?q=' + 'x' * 5000)[0], 414)
         self.assertEqual(call('/api/trace', data=b'x' * (2 << 20))[0], 413)
         self.assertEqual(call('/api/trace', data=b'x' * (API_BODY_LIMIT + 12345))[0], 413)

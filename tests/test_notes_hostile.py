@@ -266,6 +266,20 @@ class MisuseTests(TempDirCase):
                 self.assert_one_error_line(run_cli(*args, cwd=self.tmp), contains=message)
         self.assertFalse((self.tmp / 'nowhere').exists())
 
+    @unittest.skipUnless(hasattr(os, 'mkfifo'), 'POSIX only')
+    def test_a_fifo_or_a_device_is_never_an_index_nor_replaced_by_one(self):
+        os.mkfifo(self.tmp / 'fifo.json')           # no writer: opening it would block
+        self.assert_one_error_line(run_cli('index', 'notes', '--out', 'fifo.json',
+                                           cwd=self.tmp), contains='not a regular file')
+        self.assert_one_error_line(run_cli('search', 'x', '--index', 'fifo.json',
+                                           cwd=self.tmp), contains='fifo.json')
+        self.assertTrue(stat.S_ISFIFO(os.stat(self.tmp / 'fifo.json').st_mode))
+        if hasattr(os, 'geteuid') and os.geteuid() == 0:    # a device node of our own
+            os.mknod(self.tmp / 'null', 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+            self.assert_one_error_line(run_cli('index', 'notes', '--out', 'null', cwd=self.tmp),
+                                       contains='not a regular file')
+            self.assertTrue(stat.S_ISCHR(os.stat(self.tmp / 'null').st_mode))
+
     def test_odd_questions(self):
         questions = ['', '   ', 'the of and', '.*[(?+\\', '캐시' * 5000,
                      ' '.join(f'word{n}' for n in range(1500)), '\x01\u2028\ufeff']
