@@ -69,7 +69,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'code_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 6          # layout of the index file (6: with the compound names' table)
-PARSER_VERSION = 4          # how files become chunks; a change re-parses every file
+PARSER_VERSION = 5          # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 1       # how text becomes terms; a change re-parses every file
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
@@ -776,7 +776,7 @@ class Decl(NamedTuple):
     body: tuple = None   # (open, close) offsets of its braces when it has a body
     scope: bool = False  # whether definitions inside it are named after it
     receiver: str = ''   # Kotlin extension receiver, Go method receiver
-    trait: str = ''      # Rust: the trait an impl block implements
+    trait: str = ''      # Rust: the trait an impl block (and so its methods) implements
     has_body: bool = True
 
 
@@ -1902,15 +1902,14 @@ class RustFile(MaskedFile):
             else None
         end = body[1] if body else stop
         scope = [s[1] for s in self.scopes]
-        if keyword == 'fn':
-            inside = self.scopes[-1][2] if self.scopes else ''
-            kind = 'method' if inside in ('impl', 'trait') else 'function'
-        else:
-            kind = RUST_KINDS[keyword]
+        inside = self.scopes[-1] if self.scopes else (0, '', '', '')
+        kind = RUST_KINDS[keyword] if keyword != 'fn' else \
+            'method' if inside[2] in ('impl', 'trait') else 'function'
         self.decls.append(Decl(scope_name(scope, name), kind, starts[1], end, body,
-                               keyword in RUST_SCOPES, has_body=body is not None))
+                               keyword in RUST_SCOPES, has_body=body is not None,
+                               trait=inside[3] if kind == 'method' else ''))
         if body and keyword in RUST_SCOPES:
-            self.scopes.append((body[1], name, keyword))
+            self.scopes.append((body[1], name, keyword, ''))
         return stop + 1
 
     def type_item(self, name, position, starts):
@@ -1975,7 +1974,7 @@ class RustFile(MaskedFile):
         body = (stop, pairs[stop])
         self.decls.append(Decl(scope_name(scope, name), 'impl', starts[1], body[1], body,
                                True, trait=trait))
-        self.scopes.append((body[1], name, 'impl'))
+        self.scopes.append((body[1], name, 'impl', trait))   # its methods have its trait
         return stop + 1
 
     def angle_end(self, open_at, limit):

@@ -96,7 +96,7 @@ class OracleTests(TempDirCase):
         self.assertEqual((push[0]['start'], push[0]['end'], push[0]['receiver']),
                          (16, 22, '*List[T]'))
         fmt = [h for h in symbol('Point.fmt') if h['path'] == 'traps.rs'][0]
-        self.assertEqual(fmt['language'], 'rust')
+        self.assertEqual((fmt['language'], fmt['trait']), ('rust', 'fmt::Display'))
         impl = [h for h in symbol('Point') if h['path'] == 'traps.rs' and h['kind'] == 'impl']
         self.assertEqual(impl[0]['trait'], 'fmt::Display')
         shout = [h for h in symbol('shout') if h['path'] == 'traps.kt'][0]
