@@ -395,8 +395,8 @@ FILE_NAMES = {'Dockerfile': 'dockerfile', 'Makefile': 'makefile', 'makefile': 'm
 C_FAMILY = frozenset({'javascript', 'typescript', 'java', 'kotlin', 'go', 'rust'})
 # Files that are never text: left out quietly (`index --dry-run` names them).
 BINARY_SUFFIXES = frozenset('''
-.png .jpg .jpeg .gif .bmp .ico .webp .tif .tiff .psd .svgz .pdf .zip .gz .tgz .bz2 .xz
-.7z .rar .jar .war .class .so .o .a .dll .dylib .exe .bin .dat .db .sqlite .pyc .pyo
+.png .jpg .jpeg .gif .bmp .ico .webp .tif .tiff .psd .svgz .pdf .zip .gz .tgz .bz2 .xz .tar
+.7z .rar .zst .jar .war .class .so .o .a .dll .dylib .exe .bin .dat .db .sqlite .pyc .pyo
 .whl .egg .woff .woff2 .ttf .otf .eot .mp3 .mp4 .wav .ogg .avi .mov .mkv .flac .iso
 .dmg .deb .rpm .npy .npz .pkl .parquet .onnx .pt .h5 .wasm .lock.gz
 '''.split())
@@ -4490,12 +4490,14 @@ def update_index(root, old, options, report=None):
 
 def unchanged(path, record, limit, trusted_before_ns):
     """'same' or 'touched' (only the mtime moved) when the file still has the recorded
-    SHA-256, else None.  Size and mtime alone decide only for files last modified well
+    SHA-256 and is at most limit bytes, else None.  Size and mtime alone decide only for files last modified well
     before the previous run started: a file written during that run's clock tick could
     have changed again without its mtime showing it."""
     try:
         info = os.lstat(path)
     except OSError:
+        return None
+    if info.st_size > limit:                # a lower --max-file-size: skipped now
         return None
     same_stat = info.st_size == record['size'] and info.st_mtime_ns == record['mtime_ns']
     if same_stat and record['mtime_ns'] < trusted_before_ns:

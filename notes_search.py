@@ -921,12 +921,14 @@ def update_index(root, old, options, report=None):
 
 def unchanged(path, record, limit, trusted_before_ns):
     """'same' or 'touched' (only the mtime moved) when the file still has the recorded
-    SHA-256, else None.  Size and mtime alone decide only for files last modified well
+    SHA-256 and is at most limit bytes, else None.  Size and mtime alone decide only for files last modified well
     before the previous run started: a file written during that run's clock tick could
     have changed again without its mtime showing it."""
     try:
         info = os.lstat(path)
     except OSError:
+        return None
+    if info.st_size > limit:                # a lower --max-file-size: skipped now
         return None
     same_stat = info.st_size == record['size'] and info.st_mtime_ns == record['mtime_ns']
     if same_stat and record['mtime_ns'] < trusted_before_ns:

@@ -15,6 +15,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 import unittest
 from pathlib import Path
@@ -201,6 +202,7 @@ class UnreadableFileTests(HostileCase):
 
     def test_max_file_size_option(self):
         big = write(self.root / 'big.py', 'BIG_CONSTANT = "' + 'x' * (5 * 1024 * 1024) + '"\n')
+        os.utime(big, (time.time() - 3600,) * 2)     # old: size and mtime alone say unchanged
         size = big.stat().st_size
         self.assert_one_skip('big.py', r':0: (skipped: )?larger than --max-file-size '
                                        rf'\({size} > 1000000 bytes\)', '--max-file-size', '1000000')
@@ -208,6 +210,10 @@ class UnreadableFileTests(HostileCase):
         self.assertEqual(result.stderr, '')
         self.assertEqual(sorted(json.loads(self.out.read_text(encoding='utf-8'))['files']),
                          ['big.py', 'good.py'])
+        lowered = self.index('--max-file-size', str(size - 1))     # big.py is unchanged
+        self.assertIn('big.py:0: skipped: larger than --max-file-size', lowered.stderr)
+        self.assertEqual(sorted(json.loads(self.out.read_text(encoding='utf-8'))['files']),
+                         ['good.py'])
 
     def test_default_limit_is_documented_and_can_be_raised(self):
         # The default bounds the parser's memory (about 200x a file's size); README says 2 MiB.

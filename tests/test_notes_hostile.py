@@ -170,6 +170,14 @@ class HostileTreeTests(TempDirCase):
         self.assertIn('.obsidian/x.md', paths)
         self.assertNotIn('.git/x.md', paths)
         self.assertNotIn('big.md:0', run.stderr)
+        os.utime(self.tmp / 'notes' / '.dot.md', (time.time() - 3600,) * 2)
+        run_cli('index', 'notes', '--hidden', '--max-file-size', 64 * 1024 * 1024,
+                cwd=self.tmp, as_nobody=False)      # old: size and mtime alone say unchanged
+        lowered = run_cli('index', 'notes', '--hidden', '--max-file-size', 5,     # unchanged
+                          cwd=self.tmp, as_nobody=False)
+        self.assertIn('.dot.md:0: skipped: larger than --max-file-size', lowered.stderr)
+        paths = json.loads((self.tmp / 'index.json').read_text(encoding='utf-8'))['files']
+        self.assertNotIn('.dot.md', paths)
 
     def test_api_keeps_raising_like_the_tutorial(self):
         notes = self.tmp / 'notes'
