@@ -7822,8 +7822,9 @@ def run_one_shot(args):
     chunks, skipped = scan_tree(root)
     report_skipped(skipped)
     hits = search_index(make_search_index(chunks, str(root)), args.question, args.top_k)
+    label = os.path.basename(root.rstrip('/\\')) or 'root'     # as an index of root has
     for hit in hits:
-        hit['stale'] = False
+        hit.update(repo=label, stale=False)
     print_hits(args.question, hits, args.json)
     if time.monotonic() - started > ONE_SHOT_HINT_SECONDS:
         print(f'hint: index once and search fast: {program_name()} index {args.root}, '

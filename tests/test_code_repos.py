@@ -54,6 +54,8 @@ class SearchTests(ReposCase):
         hit = json.loads(cli('search', 'refund', '--index', self.tmp / 'api.json', '--json')
                          .stdout)['results'][0]
         self.assertEqual(hit['repo'], 'api')
+        one_shot = json.loads(cli(self.api, 'refund', '--json').stdout)['results'][0]
+        self.assertEqual(one_shot, dict(hit, id=one_shot['id']))     # the same shape
 
     def test_two_indexes_rank_as_one_index_of_both(self):
         """Shared statistics: the merged ranking is the ranking of one index over both."""
