@@ -6232,10 +6232,23 @@ def root_files(root, options=IndexOptions()):
                    os.path.basename(str(root).rstrip('/\\')))
 
 
+def read_back(root, relative):
+    """The bytes of a listed file as it is now (up to READ_BACK_LIMIT); SkipFile when they
+    cannot be read, saying so plainly when the file is gone since it was listed."""
+    path = os.path.join(root, *relative.split('/'))
+    try:
+        return read_file(path, READ_BACK_LIMIT)[0]
+    except SkipFile:
+        if not os.path.lexists(path):
+            raise SkipFile('skipped: no longer there (deleted or moved since it was '
+                           'listed)') from None
+        raise
+
+
 def file_lines(files, relative):
     """(lines, sha256 hex) of a file of the set as it is now, numbered as index numbers
     them; SkipFile when it cannot be read or is not text."""
-    data = read_file(os.path.join(files.root, *relative.split('/')), READ_BACK_LIMIT)[0]
+    data = read_back(files.root, relative)
     if files.files[relative]['language'] == 'python':
         lines = source_lines(decode_source(data))
     else:
@@ -6306,7 +6319,7 @@ def grep(sets, query, report=None):
         if accept is not None and not accept(relative):
             continue
         try:
-            data = read_file(os.path.join(files.root, *relative.split('/')), READ_BACK_LIMIT)[0]
+            data = read_back(files.root, relative)
         except SkipFile as skip:
             if report:
                 report(relative, skip.reason)

@@ -168,7 +168,12 @@ class GrepTests(TempDirCase):
         (self.root / 'server' / 'main.go').unlink()
         result = self.grep('Serve', '--index', self.index)
         self.assertEqual(result.stdout, '')
-        self.assertRegex(result.stderr, r'server/main\.go:0: skipped: ')
+        self.assertEqual(result.stderr.splitlines()[0], 'server/main.go:0: skipped: no longer '
+                                                        'there (deleted or moved since it was listed)')
+        read = cli('read', 'server/main.go:1-2', '--index', self.index)
+        self.assertEqual((read.returncode, read.stderr.strip()), (2, (
+            'code_search.py: error: cannot read server/main.go: no longer there (deleted or '
+            'moved since it was listed)')))
 
 
 class ReadTests(TempDirCase):
