@@ -11,7 +11,8 @@ A note is cut into chunks at blank lines and headings (ATX `#` and setext; never
 ``` or ~~~ fences).  Each chunk keeps its heading path.  Tags come from YAML front
 matter, a `tags:` line before the body and inline #tags.  Ranking is BM25 over words
 and Hangul syllable bigrams (trailing particles stripped), heading words counting
-HEADING_WEIGHT times, plus a share of the whole note's BM25.
+HEADING_WEIGHT times in every chunk under the heading (its subsections' too), plus a
+share of the whole note's BM25.
 
 `index` re-reads only notes whose size, mtime or SHA-256 changed and drops deleted
 ones.  It follows no symbolic links, reads regular files only, skips dot-names
@@ -62,7 +63,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'notes_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 5          # layout of the index file (5: plain JSON records per note)
-PARSER_VERSION = 3          # how notes become chunks; the tutorial's parser was 1
+PARSER_VERSION = 4          # how notes become chunks; the tutorial's parser was 1
 TOKENIZER_VERSION = 2       # how text becomes terms; a change re-parses every note
 
 DEFAULT_INDEX = 'index.json'     # the tutorial's name; code_search's is code_index.json
@@ -673,6 +674,27 @@ def update_postings(buckets, records, additions):
     return updated
 
 
+def heading_spans(sections, relative):
+    """(heading, first chunk, last chunk) of each heading of a note's sections: a heading
+    holds every chunk under it, its subsections' too, so that a title's words reach the
+    paragraphs of its sections.  Chunks under no heading have the note's path."""
+    spans, first = [], 0
+    for number, (path, texts) in enumerate(sections):
+        if not path:
+            spans.append((relative, first, first + len(texts) - 1))
+        for depth in range(len(path)):
+            if number and sections[number - 1][0][:depth + 1] == path[:depth + 1]:
+                continue                    # the span of this heading is already out
+            last, following = first + len(texts) - 1, number + 1
+            while following < len(sections) and \
+                    sections[following][0][:depth + 1] == path[:depth + 1]:
+                last += len(sections[following][1])
+                following += 1
+            spans.append((path[depth], first, last))
+        first += len(texts)
+    return [span for span in spans if span[1] <= span[2]]
+
+
 def post_notes(parsed):
     """{term: [token]} of parsed notes (see the format above); fills in each record's
     chunk count, words and lengths."""
@@ -680,11 +702,11 @@ def post_notes(parsed):
     run_terms = RunTerms()
     for note in parsed:
         fid, lengths = note.record['fid'], []
-        for path, texts in note.sections:
-            span = f'{fid}.{len(lengths)}-{len(lengths) + len(texts) - 1}'
-            for term, count in count_terms(path[-1] if path else note.relative,
-                                           run_terms).items():
+        for heading, first, last in heading_spans(note.sections, note.relative):
+            span = f'{fid}.{first}-{last}'
+            for term, count in count_terms(heading, run_terms).items():
                 postings[term].append(span if count == 1 else f'{span}:{count}')
+        for path, texts in note.sections:
             for text in texts:
                 token, runs = f'{fid}.{len(lengths)}', word_runs(text)
                 for run in runs:

@@ -132,3 +132,21 @@ class LongNoteTests(TempDirCase):
         hits = json.loads(result.stdout)['results']
         self.assertEqual([hit['path'] for hit in hits[:2]], ['imagetool.md', 'pixscale.md'])
         self.assertTrue(hits[0]['text'].startswith('- Resize an image by a percentage:'))
+
+
+class HeadingTests(TempDirCase):
+    def test_a_title_reaches_the_paragraphs_of_its_sections(self):
+        write(self.tmp / 'notes' / 'k8s.md', (
+            '# Kubernetes upgrade checklist\n\n## Steps\n\nDrain the nodes first.\n\n'
+            '## After\n\nCheck the pods.\n\n# Rollback\n\nRestore the snapshot.\n'))
+        write(self.tmp / 'notes' / 'other.md', '# Kitchen\n\nRestore the old tiles first.\n')
+        self.assertEqual(run_cli(NOTES_TOOL, 'index', 'notes', cwd=self.tmp).returncode, 0)
+        found = run_cli(NOTES_TOOL, 'search', 'kubernetes', '--json', '--top-k', '5',
+                        cwd=self.tmp)
+        hits = json.loads(found.stdout)['results']
+        self.assertEqual(sorted((hit['heading'], hit['start']) for hit in hits),
+                         [('After', 9), ('Steps', 5)])  # not Rollback: another title's
+        self.assertEqual(hits[0]['heading_path'][0], 'Kubernetes upgrade checklist')
+        self.assertEqual(notes_search.heading_spans(
+            [(('K',), []), (('K', 'S'), ['a', 'b']), (('K', 'A'), ['c']), (('R',), ['d'])],
+            'k.md'), [('K', 0, 2), ('S', 0, 1), ('A', 2, 2), ('R', 3, 3)])
