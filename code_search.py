@@ -6893,6 +6893,35 @@ def argument_problems(name, arguments):
     return problems
 
 
+def cut_texts(entries, max_chars):
+    """Cut the entries' 'text' in place to a total of max_chars, as budgeted does;
+    whether anything was cut."""
+    used, cut = 0, False
+    for entry in entries:
+        room = max(max_chars - used, 0)
+        if len(entry['text'] or '') > room:
+            entry['text'] = entry['text'][:room] + '\n... [truncated]' if room else ''
+            entry['truncated'] = cut = True
+        used += len(entry['text'] or '')
+    return cut
+
+
+def cut_outline(files, max_chars):
+    """Keep, in place, the outline's leading definitions whose JSON adds up to max_chars;
+    whether any were left out."""
+    used, cut = 0, False
+    for file in files:
+        kept = []
+        for chunk in file['chunks']:
+            used += len(json.dumps(chunk, ensure_ascii=False))
+            if used > max_chars:
+                cut = True
+                break
+            kept.append(chunk)
+        file['chunks'] = kept
+    return cut
+
+
 def budgeted(hits, max_chars):
     """Cut hits' text to a total size budget; returns (results, truncated)."""
     results, used, truncated = [], 0, False
@@ -6951,10 +6980,12 @@ def mcp_call(repos, name, arguments):
         if not any(block['frames'] for block in explained):
             raise ValueError('no stack trace frames found in the text')
         text = format_traceback(explained, False, with_repo)
-        truncated = len(text) > budget
-        structured = dict(traceback_json(explained), truncated=truncated)
+        structured = traceback_json(explained)
+        chunks = [frame['chunk'] for block in structured['exceptions']
+                  for frame in block['frames'] if frame['chunk']]
+        truncated = cut_texts(chunks, budget) | (len(text) > budget)
         return (text[:budget] + ('\n[output truncated to max_chars]' if truncated else ''),
-                structured)
+                dict(structured, truncated=truncated))
     elif name in ('grep_code', 'read_file', 'list_files'):
         return {'grep_code': mcp_grep, 'read_file': mcp_read,
                 'list_files': mcp_list}[name](repos, arguments, budget)
@@ -6962,7 +6993,7 @@ def mcp_call(repos, name, arguments):
         path = arguments['path']
         found = outline_repos(repos, [] if path.strip('/') in ('', '.') else [path])
         text = format_outline(found, with_repo)
-        truncated = len(text) > budget
+        truncated = cut_outline(found['files'], budget) | (len(text) > budget)
         return (text[:budget] + ('\n[output truncated to max_chars]' if truncated else ''),
                 dict(found, truncated=truncated))
     else:

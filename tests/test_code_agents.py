@@ -1049,6 +1049,12 @@ class McpTests(unittest.TestCase):
         self.assertIs(result['structuredContent']['truncated'], True)
         self.assertIn('truncated', self.text_of(result))
         self.assertLess(len(self.text_of(result)), 400)
+        self.assertLess(len(json.dumps(result['structuredContent'])), 1500)    # not 3000+
+        result = server.result('file_outline', {'path': '.', 'max_chars': 200})
+        outline = result['structuredContent']
+        self.assertIs(outline['truncated'], True)
+        self.assertLessEqual(len(json.dumps([c for f in outline['files'] for c in f['chunks']])),
+                             300)
         # without a budget the whole function comes back
         result = server.result('find_symbol', {'name': 'big_report'})
         self.assertIs(result['structuredContent']['truncated'], False)
