@@ -5721,6 +5721,11 @@ RUST_HASH = re.compile(r'::h[0-9a-f]{16}$|\[[0-9a-f]{16}\]')
 DOTNET_FRAME = re.compile(r'^\s*at (?P<name>[^(]+?) ?\((?P<args>[^)]*)\)(?: \[0x[0-9a-f]+\])?'
                           r'(?: in (?P<file>.+?):(?:line|Zeile|ligne|línea|riga|行) ?(?P<line>\d+))?\s*$')
 JVM = ('java', 'kotlin')
+LOG_PREFIX = re.compile(            # what a collector writes before every line it passes on
+    r'^(?:[\w.-]+ *\| '                                          # docker compose: web-1  |
+    r'|\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:?\d\d) (?:stdout|stderr) [FP] '  # kubernetes
+    r'|(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:?\d\d))'
+    r' \S+ [\w./@-]+(?:\[\d+\])?: )')                              # syslog, journald
 LOG_RECORD = re.compile(r'(?:\d{4}-\d\d-\d\d|\[?\d\d:\d\d:\d\d|\[?(?:DEBUG|INFO|WARN|WARNING|ERROR|'
                         r'CRITICAL|FATAL)\b)')
 
@@ -5733,7 +5738,7 @@ def parse_traces(text):
     between it and the next; a frame's line is 0 when the trace gives none."""
     reader = TraceReader()
     for raw in text.splitlines():
-        reader.line(raw.rstrip('\r'))
+        reader.line(LOG_PREFIX.sub('', raw.rstrip('\r'), count=1))
     reader.line('')
     return [{key: block[key] for key in ('language', 'block', 'frames', 'message', 'then')}
             for block in reader.blocks if block['frames'] or block['message']]

@@ -288,6 +288,21 @@ class TraceTrapTests(unittest.TestCase):
     def test_text_without_a_trace(self):
         self.assertEqual(code_search.parse_traces('all good\nnothing to see\n'), [])
 
+    def test_every_real_trace_reads_the_same_through_a_log_collector(self):
+        prefixes = ('web-1  | ',                                    # docker compose
+                    '2024-05-01T12:00:00.123456789Z stderr F ',    # kubernetes
+                    'May  1 12:00:01 host app[123]: ',              # syslog
+                    '2024-05-01T12:00:01+00:00 host python3[99]: ')  # journald, ISO
+        for trace in sorted(TRACES.glob('*/*.txt')):
+            text = trace.read_text(encoding='utf-8')
+            plain = code_search.parse_traces(text)
+            for prefix in prefixes:
+                with self.subTest(trace=trace.name, prefix=prefix):
+                    logged = ''.join(prefix + line for line in text.splitlines(True))
+                    self.assertEqual(code_search.parse_traces(logged), plain)
+        self.assertTrue(any(code_search.parse_traces(t.read_text(encoding='utf-8'))
+                            for t in TRACES.glob('*/*.txt')))
+
 
 class FrameMatchingTests(TempDirCase):
     """Frames map by path suffix; names break ties but never move a frame off its line."""
