@@ -7085,9 +7085,12 @@ def mcp_response(message, state):
     """Answer one JSON-RPC message (None for notifications); state holds the session."""
     if not isinstance(message, dict) or message.get('jsonrpc') != '2.0' \
             or not isinstance(message.get('method'), str):
-        if isinstance(message, dict) and 'id' not in message:
-            return None
-        return rpc_error(None, -32600, 'Invalid Request')
+        if isinstance(message, dict) and ('id' not in message or 'method' not in message
+                                          and ('result' in message or 'error' in message)):
+            return None                 # a notification, or a client's response
+        known = message.get('id') if isinstance(message, dict) else None
+        return rpc_error(known if isinstance(known, (str, int)) and not isinstance(known, bool)
+                         else None, -32600, 'Invalid Request')
     method, params = message['method'], message.get('params') or {}
     if 'id' not in message:                       # a notification is never answered
         return None

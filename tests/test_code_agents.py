@@ -1116,6 +1116,18 @@ class McpTests(unittest.TestCase):
         self.assertEqual(server.request('ping')['result'], {})      # still serving
         self.assertEqual(server.close(), 0)
 
+    def test_an_invalid_request_keeps_its_id_and_a_response_is_not_answered(self):
+        server = self.session()
+        server.initialize()
+        server.send(b'{"jsonrpc": "2.0", "id": 911, "result": {}}\n')      # a response
+        server.send(b'{"jsonrpc": "1.0", "id": 909, "method": "ping"}\n')
+        reply = server.recv()
+        self.assertEqual((reply['id'], reply['error']['code']), (909, -32600))
+        server.send(b'{"jsonrpc": "2.0", "id": "x"}\n')
+        self.assertEqual((server.recv()['id']), 'x')
+        self.assertEqual(server.request('ping')['result'], {})
+        self.assertEqual(server.close(), 0)
+
     def test_paths_outside_the_root_are_refused(self):
         escapes = ['../outside.py', str(self.tmp / 'outside.py'), '/etc/passwd',
                    'billing/../../outside.py', str(self.root / '..' / 'outside.py')]
