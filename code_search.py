@@ -6500,6 +6500,18 @@ def resolve_folder(files, path):
     return folder
 
 
+def unindexed_reason(path):
+    """Why a file the walk takes is not in the index: it is an index itself (index
+    leaves the one it writes out), or it is new since indexing."""
+    try:
+        with open(path, 'rb') as handle:
+            owner = index_owner(handle.read(256))
+    except OSError:
+        owner = ''
+    return f'a {owner} index file' if owner else \
+        'not in the index (new since indexing: run index)'
+
+
 def left_out_under(files, folder):
     """The files and folders under a folder that are not in the set, with the reason:
     the walk's reasons (from the root, so every ignore file counts), the index's skipped
@@ -6511,7 +6523,7 @@ def left_out_under(files, folder):
         if not item.relative.startswith(prefix) or item.relative in files.files:
             continue
         reason = skipped.get(item.relative) or item.reason or \
-            'not in the index (new since indexing: run index)'
+            unindexed_reason(os.path.join(files.root, item.relative))
         found.append({'path': item.relative, 'type': 'folder' if item.relative.endswith('/')
                       else 'file', 'reason': reason})
     return found

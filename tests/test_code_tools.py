@@ -261,10 +261,15 @@ class LsTests(TempDirCase):
                          [('web/cart.ts', 'typescript'), ('web/crlf.ts', 'typescript')])
         deep = json.loads(cli('ls', '--depth', '2', '--index', self.index, '--json').stdout)
         self.assertIn('app/billing.py', {e['path'] for e in deep['entries']})
+        cli('index', self.root, '--out', self.root / 'code_index.json')    # in the tree
+        write(self.root / 'new.py', 'def added():\n    pass\n')
         every = json.loads(cli('ls', '--all', '--index', self.index, '--json').stdout)
         reasons = {e['path']: e['reason'] for e in every['entries'] if 'reason' in e}
         self.assertEqual(set(reasons), {'build/', 'debug.log', '.env', '.gitignore',
-                                        'logo.png', 'data.bin.txt'})
+                                        'logo.png', 'data.bin.txt', 'code_index.json',
+                                        'new.py'})
+        self.assertEqual(reasons['code_index.json'], 'a code_search index file')
+        self.assertIn('new since indexing', reasons['new.py'])
         self.assertIn('gitignore', reasons['build/'])
         self.assertIn('binary', reasons['data.bin.txt'])
 
