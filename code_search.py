@@ -4490,9 +4490,9 @@ def update_index(root, old, options, report=None):
 
 def unchanged(path, record, limit, trusted_before_ns):
     """'same' or 'touched' (only the mtime moved) when the file still has the recorded
-    SHA-256 and is at most limit bytes, else None.  Size and mtime alone decide only for files last modified well
-    before the previous run started: a file written during that run's clock tick could
-    have changed again without its mtime showing it."""
+    SHA-256 and is at most limit bytes, else None.  Size and mtime alone decide only for
+    files last modified well before the previous run started: a file written during that
+    run's clock tick could have changed again without its mtime showing it."""
     try:
         info = os.lstat(path)
     except OSError:
@@ -4809,8 +4809,8 @@ def index_problem(index, deep=True):
     """Why a parsed index cannot be used, or '' when its structure is sound.
 
     deep=False checks only the index's outline, for a listing that opens many indexes;
-    anything broken a search meets as it decodes is reported as a damaged index too.  A stored
-    size, mtime or SHA-256 that is wrong only makes `index` read that file again.
+    anything broken a search meets as it decodes is reported as a damaged index too.  A
+    stored size, mtime or SHA-256 that is wrong only makes `index` read that file again.
     """
     if not isinstance(index, dict):
         return f'not a {TOOL} index (not a JSON object)'
