@@ -329,6 +329,11 @@ def list_tree(root, options):
     return found, skipped
 
 
+def too_large(size, limit):
+    """The reason a file of size bytes over the --max-file-size limit is left out."""
+    return f'skipped: larger than --max-file-size ({size} > {limit} bytes)'
+
+
 def read_file(path, limit):
     """(bytes, fstat) of a regular file, read through one descriptor so both agree,
     without following links or blocking on FIFOs and devices."""
@@ -351,8 +356,7 @@ def read_file(path, limit):
         if not stat.S_ISREG(info.st_mode):
             raise SkipFile('skipped: not a regular file')
         if info.st_size > limit:
-            raise SkipFile(f'skipped: larger than --max-file-size '
-                           f'({info.st_size} > {limit} bytes)')
+            raise SkipFile(too_large(info.st_size, limit))
         parts, size = [], 0
         while True:
             asked = max(info.st_size + 1 - size, 1 << 16)
@@ -6229,8 +6233,7 @@ def root_files(root, options=IndexOptions()):
         with contextlib.suppress(OSError):      # else reading it says why
             size = os.stat(path).st_size
             if size > options.max_file_size:
-                skipped.append(skip_record(relative, f'skipped: larger than --max-file-size '
-                                                     f'({size} > {options.max_file_size} bytes)'))
+                skipped.append(skip_record(relative, too_large(size, options.max_file_size)))
                 continue
         files[relative] = {'language': language_of(relative) or 'text'}
     return FileSet(str(root), files, None, tuple(skipped),
@@ -6911,7 +6914,7 @@ def argument_problems(name, arguments):
 
 
 def cut_texts(entries, max_chars):
-    """Cut the entries' 'text' in place to a total of max_chars, as budgeted does;
+    """Cut the entries' 'text' in place to a total of max_chars (emptied past it);
     whether anything was cut."""
     used, cut = 0, False
     for entry in entries:
@@ -6940,20 +6943,12 @@ def cut_outline(files, max_chars):
 
 
 def budgeted(hits, max_chars):
-    """Cut hits' text to a total size budget; returns (results, truncated)."""
-    results, used, truncated = [], 0, False
-    for hit in hits:
-        entry = hit_json(hit)
-        room = max_chars - used
-        if room <= 0:
-            truncated = True
-            break
-        if len(entry['text'] or '') > room:
-            entry['text'] = entry['text'][:room] + '\n... [truncated]'
-            entry['truncated'] = truncated = True
-        used += len(entry['text'] or '')
-        results.append(entry)
-    return results, truncated
+    """Hits as JSON with their text cut to a total size budget (cut_texts), those past it
+    left out; returns (results, truncated)."""
+    results = [hit_json(hit) for hit in hits]
+    truncated = cut_texts(results, max_chars)
+    kept = [entry for entry in results if entry['text'] or not entry.get('truncated')]
+    return kept, truncated
 
 
 def hits_as_text(results, truncated, with_repo=False):
@@ -7093,6 +7088,11 @@ def mcp_list(repos, arguments, budget):
     return text or 'nothing indexed here', listing
 
 
+def valid_id(value):
+    """Whether a JSON-RPC id is one this server answers with: a string or an integer."""
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
+
+
 def mcp_response(message, state):
     """Answer one JSON-RPC message (None for notifications); state holds the session."""
     if not isinstance(message, dict) or message.get('jsonrpc') != '2.0' \
@@ -7101,13 +7101,12 @@ def mcp_response(message, state):
                                           and ('result' in message or 'error' in message)):
             return None                 # a notification, or a client's response
         known = message.get('id') if isinstance(message, dict) else None
-        return rpc_error(known if isinstance(known, (str, int)) and not isinstance(known, bool)
-                         else None, -32600, 'Invalid Request')
+        return rpc_error(known if valid_id(known) else None, -32600, 'Invalid Request')
     method, params = message['method'], message.get('params') or {}
     if 'id' not in message:                       # a notification is never answered
         return None
     request_id = message['id']
-    if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
+    if not valid_id(request_id):
         return rpc_error(None, -32600, 'Invalid Request: id must be a string or integer')
     if not isinstance(params, dict):
         return rpc_error(request_id, -32602, 'Invalid params: params must be an object')

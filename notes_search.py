@@ -233,6 +233,11 @@ def list_tree(root, options):
     return found, skipped
 
 
+def too_large(size, limit):
+    """The reason a file of size bytes over the --max-file-size limit is left out."""
+    return f'skipped: larger than --max-file-size ({size} > {limit} bytes)'
+
+
 def read_file(path, limit):
     """(bytes, fstat) of a regular file, read through one descriptor so both agree,
     without following links or blocking on FIFOs and devices."""
@@ -255,8 +260,7 @@ def read_file(path, limit):
         if not stat.S_ISREG(info.st_mode):
             raise SkipFile('skipped: not a regular file')
         if info.st_size > limit:
-            raise SkipFile(f'skipped: larger than --max-file-size '
-                           f'({info.st_size} > {limit} bytes)')
+            raise SkipFile(too_large(info.st_size, limit))
         parts, size = [], 0
         while True:
             asked = max(info.st_size + 1 - size, 1 << 16)
