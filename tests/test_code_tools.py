@@ -164,6 +164,14 @@ class GrepTests(TempDirCase):
         self.assertEqual([(m['line'], m['symbol']) for m in found['matches']],
                          [(12, 'Invoice.tax')])
 
+    def test_a_root_leaves_out_what_index_leaves_out(self):
+        write(self.root / 'big.py', 'def tax_in_a_big_file():\n    pass\n' + '#' * (3 << 20))
+        result = self.grep('tax_in_a_big_file', self.root)
+        self.assertEqual(result.stdout, '')
+        self.assertIn('big.py:0: skipped: larger than --max-file-size', result.stderr)
+        read = cli('read', 'big.py:1-1', self.root)
+        self.assertEqual(read.returncode, 2, read.stderr)
+
     def test_an_unreadable_file_is_reported(self):
         (self.root / 'server' / 'main.go').unlink()
         result = self.grep('Serve', '--index', self.index)
