@@ -63,7 +63,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'notes_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 5          # layout of the index file (5: plain JSON records per note)
-PARSER_VERSION = 4          # how notes become chunks; the tutorial's parser was 1
+PARSER_VERSION = 5          # how notes become chunks; the tutorial's parser was 1
 TOKENIZER_VERSION = 2       # how text becomes terms; a change re-parses every note
 
 DEFAULT_INDEX = 'index.json'     # the tutorial's name; code_search's is code_index.json
@@ -417,6 +417,7 @@ def scan_note(lines):
                 if heading:
                     close(number - 1)
                     level, title = len(heading.group(1)), heading.group(2) or ''
+                    tags += inline_tags(title) if '#' in title else []
                 else:
                     level = 1 if marker == '=' else 2
                     title = ' '.join(part.strip() for part in lines[start - 1:number - 1])

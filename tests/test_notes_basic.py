@@ -147,6 +147,9 @@ class ParseTests(unittest.TestCase):
                 '```\n#fenced\n```\n')
         chunks = ns.parse_note(text, 'a.md')
         self.assertEqual(chunks[0]['tags'], ['project', 'deep/nested-tag'])
+        headed = ns.parse_note('## Deploy #Ops\nsteps\n## C# tips ##\nmore\n', 'b.md')
+        self.assertEqual([c['tags'] for c in headed], [['ops'], ['ops']])
+        self.assertEqual(headed[0]['heading'], 'Deploy #Ops')
 
     def test_every_chunk_is_the_files_own_lines(self):
         for name in ('cache.md', 'reading.md', 'meeting.md'):
