@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Retrieval evaluation of code_search.py over real Go, Java, Rust and TypeScript code.
+"""Retrieval evaluation of code_search.py over real Go, Java, Rust, TypeScript and
+JavaScript code.
 
 Standard library only.  The golden set is polyglot.json next to this file:
 questions written the way a developer who does not know the code asks them
@@ -11,13 +12,15 @@ polyglot_holdout.json (with --gold) holds 280 more, written the same way: 80
 (p2-*, 15 English and 5 Korean per language), then 100 (p3-*, 20 English and 5
 Korean per language, 8 of each language's English ones asking how the library
 does something inside), then 100 more (p4-*, the same mix, about half of them
-about insides, by four helpers who read only the sources).  The held-out set is never tuned on and its failures are
-not to be read.  Each entry is
+about insides, by four helpers who read only the sources).  polyglot_javascript.json
+(with --gold) holds 65 JavaScript questions over lodash, express and axios (45 English,
+a third of them about insides, 15 Korean, 5 identifiers), written the same way.  The
+held-out sets are never tuned on and their failures are not to be read.  Each entry is
 
   {"id", "lang", "category", "language", "query", "gold": [{"path", "symbol"}]}
 
 where "lang" is the natural language of the question (en|ko), "language" the
-corpus (go|java|rust|typescript), gold paths are POSIX paths relative to that
+corpus (go|java|rust|typescript|javascript), gold paths are POSIX paths relative to that
 corpus's root and symbols are the dotted names code_search gives a definition
 (Go ``Server.Serve`` for a method on *Server, ``Split`` for a function; Java
 ``Outer.Inner.method``, constructor ``Class.Class``; Rust impl method
@@ -36,6 +39,9 @@ a language whose sources are missing is skipped with one line on stderr):
   typescript  the .ts files of rxjs (a folder holding src/, or an
               rxjs-*.tgz npm tarball, or ``npm pack rxjs --offline``)
                                                                   (root = package)
+  javascript  the .js/.mjs/.cjs files of the pinned npm packages JS_PACKAGES
+              (``npm pack``, from the npm cache when it has them), dist/ left
+              out                                    (root holds lodash/, express/, axios/)
 
 ``--source LANG=PATH`` points a language at other sources (a folder, or for
 java a src.zip, for typescript a folder or .tgz).  ``--corpus-dir DIR`` builds
@@ -61,7 +67,7 @@ key (overloads) count once.  "overall" averages over all evaluated queries
 (not over languages).
 
 Usage:
-  python tests/eval/evaluate_polyglot.py [--language go|java|rust|typescript|all]
+  python tests/eval/evaluate_polyglot.py [--language go|java|rust|typescript|javascript|all]
         [--per-query] [--json] [--check-gold] [--no-tutorial]
         [--source LANG=PATH]... [--corpus-dir DIR] [--gold FILE]
 
@@ -91,7 +97,7 @@ import zipfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROJECT_ROOT = os.path.dirname(os.path.dirname(HERE))
 GOLD_FILE = os.path.join(HERE, "polyglot.json")
-LANGUAGES = ("go", "java", "rust", "typescript")
+LANGUAGES = ("go", "java", "rust", "typescript", "javascript")
 CATEGORIES = ("english", "identifier", "korean")
 TOP_K = 10
 RANKERS = ("ours", "tutorial")
@@ -99,7 +105,8 @@ METRICS = ("mrr", "r1", "r10", "ndcg")
 REQUIRED_API = ("scan_tree", "make_search_index", "search_index", "tokens",
                 "chunk_file")
 EXTENSIONS = {"go": (".go",), "java": (".java",), "rust": (".rs",),
-              "typescript": (".ts",)}
+              "typescript": (".ts",), "javascript": (".js", ".mjs", ".cjs")}
+JS_PACKAGES = ("lodash@4.17.21", "express@4.21.2", "axios@1.7.7")   # pinned
 SCRATCH_TS = "/work/scratch/corpora/ts/rxjs"
 
 
@@ -191,6 +198,8 @@ def default_source(language):
     if language == "rust":
         return newest([p for p in glob.glob("/usr/src/rustc-*/library")
                        if os.path.isdir(p)])
+    if language == "javascript":
+        return "npm:" + ",".join(JS_PACKAGES)
     if language == "typescript":
         if os.path.isdir(os.path.join(SCRATCH_TS, "src")):
             return SCRATCH_TS
@@ -257,6 +266,42 @@ def extract_tarball(tgz, dst, extensions):
     return count
 
 
+def npm_pack(spec, parent):
+    """`npm pack spec` into parent, from the npm cache when it has it; the .tgz or
+    None."""
+    npm = shutil.which("npm")
+    name, _, version = spec.rpartition("@")
+    target = os.path.join(parent, f"{name}-{version}.tgz")
+    if npm and not os.path.isfile(target):
+        try:
+            subprocess.run([npm, "pack", spec, "--prefer-offline", "--silent",
+                            "--pack-destination", parent],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           timeout=180, check=True)
+        except (OSError, subprocess.SubprocessError):
+            return None
+    return target if os.path.isfile(target) else None
+
+
+def extract_package(tgz, dst, extensions):
+    """Copy the files of an npm tarball's package/ with these extensions to dst,
+    leaving out dist/ (bundles that repeat the sources) and node_modules/."""
+    count = 0
+    with tarfile.open(tgz, "r:gz") as archive:
+        for member in archive.getmembers():
+            parts = member.name.split("/")
+            if not member.isfile() or parts[0] != "package" or ".." in parts \
+                    or not member.name.endswith(extensions) \
+                    or parts[1] in ("dist", "node_modules"):
+                continue
+            target = os.path.join(dst, *parts[1:])
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with archive.extractfile(member) as f, open(target, "wb") as out:
+                shutil.copyfileobj(f, out)
+            count += 1
+    return count
+
+
 def npm_pack_offline(parent):
     """`npm pack rxjs --offline` from the npm cache into parent; the .tgz or None."""
     npm = shutil.which("npm")
@@ -291,6 +336,14 @@ def build_corpus(language, source, parent):
         if not os.path.isfile(source):
             raise Skip(f"no JDK src.zip at {source}")
         count = extract_java(source, dst)
+    elif language == "javascript" and source.startswith("npm:"):
+        count = 0
+        for spec in source[len("npm:"):].split(","):
+            tgz = npm_pack(spec, parent)
+            if tgz is None:
+                raise Skip(f"npm pack {spec} failed (no network and not in the cache)")
+            count += extract_package(tgz, os.path.join(dst, spec.rpartition("@")[0]),
+                                     exts)
     elif language == "typescript":
         if source == "npm:rxjs":
             tgz = npm_pack_offline(parent)
@@ -602,7 +655,7 @@ def parse_sources(items):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        description="Evaluate code_search.py on Go/Java/Rust/TypeScript "
+        description="Evaluate code_search.py on Go/Java/Rust/TypeScript/JavaScript "
                     "questions (polyglot.json).")
     parser.add_argument("--language", default="all",
                         choices=LANGUAGES + ("all",))
@@ -623,13 +676,14 @@ def main(argv=None):
                         help="the questions (default polyglot.json; "
                              "polyglot_holdout.json is the held-out set)")
     args = parser.parse_args(argv)
-    names = LANGUAGES if args.language == "all" else (args.language,)
 
     tmp = None
     try:
         sources = parse_sources(args.source)
         tool = load_tool()
         queries = load_set(args.gold)
+        names = [name for name in LANGUAGES if args.language in (name, "all")
+                 and any(q["language"] == name for q in queries)]
         if args.corpus_dir:
             parent = os.path.abspath(args.corpus_dir)
             os.makedirs(parent, exist_ok=True)
