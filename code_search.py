@@ -69,7 +69,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'code_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 6          # layout of the index file (6: with the compound names' table)
-PARSER_VERSION = 5          # how files become chunks; a change re-parses every file
+PARSER_VERSION = 6          # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 1       # how text becomes terms; a change re-parses every file
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
@@ -2464,6 +2464,8 @@ JS_TOKEN = re.compile(r'\s*(?:(?P<lit>\0)|(?P<word>#?(?:[^\W\d]|\$)[\w$]*)|(?P<n
                    r'|[-+*/%&|^<>]=|\S))')
 JS_NONSPACE = re.compile(r'\S')
 JS_ASYNC_GENERIC = re.compile(r'async\s*<')
+JS_CALLEE = re.compile(r'(?!(?:new|typeof|await|void|function|async|class)\b)[A-Za-z_$][\w$]*'
+                       r'(?:\s*\.\s*[A-Za-z_$][\w$]*)*\s*(?=\()')
 JS_FUNCTION_START = re.compile(r'async\b|function\b|[(<]|(?:[^\W\d]|\$)[\w$]*\s*=>')
 JS_DECORATOR_TAIL = re.compile(r'@\s*[\w$]+(?:\s*\.\s*[\w$]+)*\s*\Z')
 JS_ASSIGNED_TAIL = re.compile(r'(?<![\w$.#])((?:this|(?:[^\W\d]|\$)[\w$]*)'
@@ -3359,6 +3361,12 @@ class JsCode(JsReader):
             self.emit(scope, name, kind, (start, end), function.body)
             self.walk_function(function, block, scope + ((name, 'function'),))
             return
+        wrapped = self.wrapped_function(value_start, value_end) if context == 'declarator' \
+            and all(what != 'function' for _, what in scope) else None
+        if wrapped is not None:
+            self.emit(scope, name, 'function', (start, end), wrapped.body)
+            self.walk_code(block, value_start, value_end + 1, scope + ((name, 'function'),))
+            return
         if context == 'declarator' and self.masked.startswith('class', value_start):
             found = self.parse_class(value_start, value_end + 1)
             if found and found[1].close == value_end:
@@ -3370,6 +3378,32 @@ class JsCode(JsReader):
             self.walk_object(self.blocks[value_start], scope + ((name, 'object'),))
             return
         self.walk_code(block, value_start, value_end + 1, scope)
+
+    def wrapped_function(self, value_start, value_end):
+        """The function that a call bound to a name wraps, as in lodash's `var groupBy =
+        createAggregator(function(result, value, key) {...})` or React's `const Button =
+        forwardRef((props, ref) => {...})`: the first argument that is a function with a
+        block body, when the call is all of the value; else None.  Such a name has no
+        other definition, so it is one (at the top level: inside a function, a call
+        handed a callback is code, not a definition)."""
+        callee = JS_CALLEE.match(self.masked, value_start)
+        opener = callee and callee.end()
+        if not callee or self.pairs.get(opener) != value_end:
+            return None
+        position = opener + 1
+        while position < value_end:
+            start = self.after(position)
+            if start >= value_end:
+                return None
+            if JS_FUNCTION_START.match(self.masked, start):
+                function = self.parse_function(start, value_end)
+                if function is not None and function.body is not None:
+                    return function
+            end = self.expression_end(start, value_end)
+            if end < start or self.token(end + 1, value_end).text != ',':
+                return None
+            position = self.token(end + 1, value_end).end
+        return None
 
     def code_block(self, child, scope):
         """A block met in code: an object literal, a type literal or statements."""

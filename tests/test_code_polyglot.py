@@ -169,6 +169,36 @@ class LinesTests(TempDirCase):
                      if c['symbol'] == 'shout')
         self.assertEqual(shout['doc'], 'Shouts.')
 
+    def test_a_function_a_top_level_call_wraps_is_defined_by_its_name(self):
+        source = textwrap.dedent('''\
+            /**
+             * Groups the elements of a collection by a key.
+             */
+            var groupBy = createAggregator(function(result, value, key) {
+              result[key] = value;
+            });
+            export const Button = React.forwardRef((props, ref) => {
+              function label() { return props.label; }
+              return label();
+            });
+            const sum = curry(2, async function (a, b) { return a + b; });
+            const app = express();
+            const ready = new Promise((resolve) => { resolve(1); });
+            const later = wrap(1)(function () { return 2; });
+            function main() {
+              const timer = setTimeout(() => { tick(); }, 100);
+              return timer;
+            }
+            ''')
+        for name in ('w.js', 'w.ts'):
+            with self.subTest(name):
+                self.assertEqual(definitions_of(source.encode(), name), {
+                    ('groupBy', 4, 6), ('Button', 7, 10), ('Button.label', 8, 8),
+                    ('sum', 11, 11), ('main', 15, 18)})
+        chunks = code_search.chunk_file(source.encode(), 'w.js', 'x' * 64).chunks
+        group_by = next(c for c in chunks if c['symbol'] == 'groupBy')
+        self.assertEqual(group_by['doc'], 'Groups the elements of a collection by a key.')
+
 
 class LexerTests(TempDirCase):
     """A wrong guess costs at most its line; a file the lexer cannot follow is cut in
