@@ -5440,9 +5440,8 @@ def shared_averages(repos):
 
 def symbol_in_repos(repos, name):
     """find_symbol over several indexes: exact matches of every repo first, and so on."""
-    ranks = ('exact', 'suffix', 'case-insensitive', 'case-insensitive suffix')
     found = [dict(hit, repo=repo.label) for repo in repos for hit in find_symbol(repo.index, name)]
-    return sorted(found, key=lambda hit: ranks.index(hit['match']))
+    return sorted(found, key=lambda hit: SYMBOL_MATCHES.index(hit['match']))
 
 
 def repo_path(repos, path):
@@ -5992,11 +5991,18 @@ def frame_function(name):
 
 # --- Exact look-ups for agents: symbol, line, traceback --------------------------------
 
+SYMBOL_MATCHES = ('exact', 'suffix', 'case-insensitive', 'case-insensitive suffix',
+                  'default export')
+
+
 def find_symbol(index, name):
-    """Definitions named NAME: exact, then as a dotted suffix, then case-insensitively."""
+    """Definitions named NAME: exact, then as a dotted suffix, then case-insensitively,
+    then a JS/TS file's anonymous default export, which is named 'default' (as V8 names
+    it) and imported under its file's name (parseHeaders.js: parseHeaders)."""
     wanted, lowered = name.strip(), name.strip().lower()
     ranked = []
     for relative, base in zip(index['order'], index['starts']):
+        stem = relative.rpartition('/')[2].partition('.')[0]
         for local, row in enumerate(file_rows(index, relative)):
             symbol = row[ROW_SYMBOL]
             if symbol == wanted:
@@ -6007,12 +6013,12 @@ def find_symbol(index, name):
                 rank = 2
             elif symbol.lower().endswith('.' + lowered):
                 rank = 3
+            elif symbol == 'default' and stem == wanted:
+                rank = 4
             else:
                 continue
             ranked.append((rank, base + local))
-    return [dict(chunk_entry(index, n), match=('exact', 'suffix', 'case-insensitive',
-                                               'case-insensitive suffix')[rank])
-            for rank, n in sorted(ranked)]
+    return [dict(chunk_entry(index, n), match=SYMBOL_MATCHES[rank]) for rank, n in sorted(ranked)]
 
 
 def file_chunk_numbers(index, path):
@@ -6876,7 +6882,8 @@ MCP_TOOLS = {
         'explain': {'type': 'boolean', 'description': 'also say what each question word '
                     'and field gave each hit (default false)'},
         **BUDGET}, ['query']),
-    'find_symbol': ('Definitions by name: exact, dotted suffix, then case-insensitive.', {
+    'find_symbol': ('Definitions by name: exact, dotted suffix, case-insensitive, then the '
+                    'anonymous default export of a JS/TS file of that name.', {
         'name': {'type': 'string', 'minLength': 1}, **BUDGET}, ['name']),
     'locate': ('The innermost function or class holding a line of a file.', {
         'path': {'type': 'string', 'minLength': 1, 'description': 'relative to the root'},

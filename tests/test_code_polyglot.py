@@ -200,6 +200,22 @@ class LinesTests(TempDirCase):
         self.assertEqual(group_by['doc'], 'Groups the elements of a collection by a key.')
 
 
+    def test_symbol_finds_an_anonymous_default_export_by_its_file_name(self):
+        repo = self.tmp / 'repo'
+        write(repo / 'lib' / 'helpers' / 'parseHeaders.js',
+              'export default (rawHeaders) => {\n  return {};\n};\n')
+        write(repo / 'lib' / 'http.js', 'export function parseHeaders(raw) {\n  return raw;\n}\n')
+        write(repo / 'lib' / 'other.js', 'export default function () {\n  return 1;\n}\n')
+        out = self.tmp / 'index.json'
+        self.assertEqual(cli('index', repo, '--out', out).returncode, 0)
+        result = cli('symbol', 'parseHeaders', '--index', out, '--json')
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual([(hit['path'], hit['symbol'], hit['match'])
+                          for hit in json.loads(result.stdout)['results']],
+                         [('lib/http.js', 'parseHeaders', 'exact'),
+                          ('lib/helpers/parseHeaders.js', 'default', 'default export')])
+
+
 class LexerTests(TempDirCase):
     """A wrong guess costs at most its line; a file the lexer cannot follow is cut in
     windows, and the run says so."""
