@@ -3385,7 +3385,8 @@ class JsCode(JsReader):
         forwardRef((props, ref) => {...})`: the first argument that is a function with a
         block body, when the call is all of the value; else None.  Such a name has no
         other definition, so it is one (at the top level: inside a function, a call
-        handed a callback is code, not a definition)."""
+        handed a callback is code, not a definition; a named function expression is
+        defined by its own name)."""
         callee = JS_CALLEE.match(self.masked, value_start)
         opener = callee and callee.end()
         if not callee or self.pairs.get(opener) != value_end:
@@ -3398,7 +3399,7 @@ class JsCode(JsReader):
             if JS_FUNCTION_START.match(self.masked, start):
                 function = self.parse_function(start, value_end)
                 if function is not None and function.body is not None:
-                    return function
+                    return None if function.name else function   # named: it is defined
             end = self.expression_end(start, value_end)
             if end < start or self.token(end + 1, value_end).text != ',':
                 return None

@@ -185,6 +185,7 @@ class LinesTests(TempDirCase):
             const app = express();
             const ready = new Promise((resolve) => { resolve(1); });
             const later = wrap(1)(function () { return 2; });
+            const predicates = toFlatObject({}, function filter(prop) { return prop; });
             function main() {
               const timer = setTimeout(() => { tick(); }, 100);
               return timer;
@@ -194,7 +195,7 @@ class LinesTests(TempDirCase):
             with self.subTest(name):
                 self.assertEqual(definitions_of(source.encode(), name), {
                     ('groupBy', 4, 6), ('Button', 7, 10), ('Button.label', 8, 8),
-                    ('sum', 11, 11), ('main', 15, 18)})
+                    ('sum', 11, 11), ('filter', 15, 15), ('main', 16, 19)})
         chunks = code_search.chunk_file(source.encode(), 'w.js', 'x' * 64).chunks
         group_by = next(c for c in chunks if c['symbol'] == 'groupBy')
         self.assertEqual(group_by['doc'], 'Groups the elements of a collection by a key.')
