@@ -69,7 +69,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'code_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 6          # layout of the index file (6: with the compound names' table)
-PARSER_VERSION = 6          # how files become chunks; a change re-parses every file
+PARSER_VERSION = 7          # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 1       # how text becomes terms; a change re-parses every file
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
@@ -2086,6 +2086,10 @@ KOTLIN_CONDITION_WORDS = frozenset({'if', 'while', 'for'})
 # and finally because a try cannot end before them).
 KOTLIN_CONTINUING_CHARS = frozenset(',.:*%><={[(?|&/')
 KOTLIN_CONTINUING_WORDS = re.compile(r'(?:else|catch|finally|where)(?!\w)|in(?![^\W\d_])')
+# A primary constructor on a line of its own, after its annotations and visibility.
+KOTLIN_PRIMARY_CONSTRUCTOR = re.compile(r'\s*(?:@[\w.]+\s*(?:\([^()]*\))?\s*'
+                                        r'|(?:public|private|protected|internal)\s+)*'
+                                        r'constructor(?=\s*\()')
 KOTLIN_FUNCTION_KINDS = frozenset({'function', 'method', 'constructor'})
 KOTLIN_KINDS = {'interface': 'interface', 'enum': 'enum', 'annotation': 'annotation'}
 
@@ -2402,7 +2406,11 @@ class KotlinFile:
         modifiers = self.words_between(start, keyword)
         kind = KOTLIN_KINDS.get(word) or next((KOTLIN_KINDS[m] for m in ('enum', 'annotation')
                                         if m in modifiers), 'class')
-        end, region = self.body_of(self.extent(name.end(), True)._replace(equals=-1))
+        extent = self.extent(name.end(), True)
+        primary = KOTLIN_PRIMARY_CONSTRUCTOR.match(self.masked, extent.last + 1)
+        if extent.brace < 0 and primary:    # class Builder\n  @JvmOverloads\n  constructor(
+            extent = self.extent(primary.end(), True)
+        end, region = self.body_of(extent._replace(equals=-1))
         self.add(self.text[name.start(1):name.end()], kind, start, end, region)
 
     def read_object(self, keyword):

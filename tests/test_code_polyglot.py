@@ -201,6 +201,28 @@ class LinesTests(TempDirCase):
         self.assertEqual(group_by['doc'], 'Groups the elements of a collection by a key.')
 
 
+    def test_a_kotlin_primary_constructor_on_its_own_line_is_part_of_the_class_header(self):
+        source = textwrap.dedent('''\
+            class MultipartBody internal constructor(val parts: List<Part>) {
+              class Builder
+                @JvmOverloads
+                constructor(
+                  boundary: String = "x",
+                ) {
+                  fun addPart(part: Part) = apply { parts += part }
+                }
+            }
+            class Reader
+              @Throws(IOException::class)
+              internal constructor(source: Source) : Closeable {
+              override fun close() {}
+            }
+            ''')
+        self.assertEqual(definitions_of(source.encode(), 'Body.kt'), {
+            ('MultipartBody', 1, 9), ('MultipartBody.Builder', 2, 8),
+            ('MultipartBody.Builder.addPart', 7, 7), ('Reader', 10, 14),
+            ('Reader.close', 13, 13)})
+
     def test_symbol_finds_an_anonymous_default_export_by_its_file_name(self):
         repo = self.tmp / 'repo'
         write(repo / 'lib' / 'helpers' / 'parseHeaders.js',
