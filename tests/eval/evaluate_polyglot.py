@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Retrieval evaluation of code_search.py over real Go, Java, Rust, TypeScript and
-JavaScript code.
+"""Retrieval evaluation of code_search.py over real Go, Java, Rust, TypeScript,
+JavaScript and Kotlin code.
 
 Standard library only.  The golden set is polyglot.json next to this file:
 questions written the way a developer who does not know the code asks them
@@ -14,13 +14,15 @@ Korean per language, 8 of each language's English ones asking how the library
 does something inside), then 100 more (p4-*, the same mix, about half of them
 about insides, by four helpers who read only the sources).  polyglot_javascript.json
 (with --gold) holds 65 JavaScript questions over lodash, express and axios (45 English,
-a third of them about insides, 15 Korean, 5 identifiers), written the same way.  The
+a third of them about insides, 15 Korean, 5 identifiers) and polyglot_kotlin.json 50
+Kotlin questions over OkHttp (35 English, a third about insides, 10 Korean, 5
+identifiers), written the same way.  The
 held-out sets are never tuned on and their failures are not to be read.  Each entry is
 
   {"id", "lang", "category", "language", "query", "gold": [{"path", "symbol"}]}
 
 where "lang" is the natural language of the question (en|ko), "language" the
-corpus (go|java|rust|typescript|javascript), gold paths are POSIX paths relative to that
+corpus (go|java|rust|typescript|javascript|kotlin), gold paths are POSIX paths relative to that
 corpus's root and symbols are the dotted names code_search gives a definition
 (Go ``Server.Serve`` for a method on *Server, ``Split`` for a function; Java
 ``Outer.Inner.method``, constructor ``Class.Class``; Rust impl method
@@ -42,6 +44,9 @@ a language whose sources are missing is skipped with one line on stderr):
   javascript  the .js/.mjs/.cjs files of the pinned npm packages JS_PACKAGES
               (``npm pack``, from the npm cache when it has them), dist/ left
               out                                    (root holds lodash/, express/, axios/)
+  kotlin      the .kt/.kts files of a checkout of KOTLIN_SOURCE (square/okhttp at a
+              pinned commit), given with --source kotlin=PATH: no registry this
+              machine reaches has Kotlin sources                 (root = the checkout)
 
 ``--source LANG=PATH`` points a language at other sources (a folder, or for
 java a src.zip, for typescript a folder or .tgz).  ``--corpus-dir DIR`` builds
@@ -67,7 +72,7 @@ key (overloads) count once.  "overall" averages over all evaluated queries
 (not over languages).
 
 Usage:
-  python tests/eval/evaluate_polyglot.py [--language go|java|rust|typescript|javascript|all]
+  python tests/eval/evaluate_polyglot.py [--language go|java|rust|typescript|javascript|kotlin|all]
         [--per-query] [--json] [--check-gold] [--no-tutorial]
         [--source LANG=PATH]... [--corpus-dir DIR] [--gold FILE]
 
@@ -97,7 +102,7 @@ import zipfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROJECT_ROOT = os.path.dirname(os.path.dirname(HERE))
 GOLD_FILE = os.path.join(HERE, "polyglot.json")
-LANGUAGES = ("go", "java", "rust", "typescript", "javascript")
+LANGUAGES = ("go", "java", "rust", "typescript", "javascript", "kotlin")
 CATEGORIES = ("english", "identifier", "korean")
 TOP_K = 10
 RANKERS = ("ours", "tutorial")
@@ -105,8 +110,11 @@ METRICS = ("mrr", "r1", "r10", "ndcg")
 REQUIRED_API = ("scan_tree", "make_search_index", "search_index", "tokens",
                 "chunk_file")
 EXTENSIONS = {"go": (".go",), "java": (".java",), "rust": (".rs",),
-              "typescript": (".ts",), "javascript": (".js", ".mjs", ".cjs")}
+              "typescript": (".ts",), "javascript": (".js", ".mjs", ".cjs"),
+              "kotlin": (".kt", ".kts")}
 JS_PACKAGES = ("lodash@4.17.21", "express@4.21.2", "axios@1.7.7")   # pinned
+KOTLIN_SOURCE = "square/okhttp at 1682d9bac8c03dffde2969b0b74d47649d0dbb52"   # no registry
+                                                       # here has Kotlin sources: --source
 SCRATCH_TS = "/work/scratch/corpora/ts/rxjs"
 
 
@@ -200,6 +208,8 @@ def default_source(language):
                        if os.path.isdir(p)])
     if language == "javascript":
         return "npm:" + ",".join(JS_PACKAGES)
+    if language == "kotlin":
+        return None                 # a checkout of KOTLIN_SOURCE, given with --source
     if language == "typescript":
         if os.path.isdir(os.path.join(SCRATCH_TS, "src")):
             return SCRATCH_TS
@@ -330,6 +340,8 @@ def build_corpus(language, source, parent):
     if os.path.exists(dst):
         shutil.rmtree(dst)
     exts = EXTENSIONS[language]
+    if source is None and language == "kotlin":
+        raise Skip(f"give a checkout of {KOTLIN_SOURCE} with --source kotlin=PATH")
     if source is None:
         raise Skip(f"no {language} sources found")
     if language == "java":
@@ -655,7 +667,7 @@ def parse_sources(items):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        description="Evaluate code_search.py on Go/Java/Rust/TypeScript/JavaScript "
+        description="Evaluate code_search.py on Go/Java/Rust/TypeScript/JavaScript/Kotlin "
                     "questions (polyglot.json).")
     parser.add_argument("--language", default="all",
                         choices=LANGUAGES + ("all",))
