@@ -2062,8 +2062,11 @@ def rust_declarations(scanned):
 # A declaration keyword, not part of a name (x.object, `fun`, @constructor).  Written
 # as "one of its first letters, then the rest" because a leading character set lets the
 # regex engine skip ahead fast; a plain alternation is three times slower.
-KOTLIN_KEYWORD = re.compile(r'[fciot](?<![\w`@.$][fciot])(?:(?<=f)un|(?<=c)lass|(?<=i)nterface'
-                     r'|(?<=o)bject|(?<=t)ypealias|(?<=c)onstructor)(?![\w`])')
+KOTLIN_KEYWORD = re.compile(r'[fciotvgs](?<![\w`@.$][fciotvgs])(?:(?<=f)un|(?<=c)lass'
+                     r'|(?<=i)nterface|(?<=o)bject|(?<=t)ypealias|(?<=c)onstructor'
+                     r'|(?<=v)a[lr]|(?<=[gs])et)(?![\w`])')
+KOTLIN_ACCESSOR_PARAMETERS = {'get': re.compile(r'\(\s*\)'),      # get(), set(value[: T])
+                              'set': re.compile(r'\(\s*[^\W\d]\w*\s*(?::[^()]*)?\)')}
 KOTLIN_INTERFACE_AT = re.compile(r'interface(?!\w)')
 KOTLIN_IDENT_AT = re.compile(r'\s*(`[^`\n]*`|[^\W\d]\w*)')
 KOTLIN_SPACE_AT = re.compile(r'\s*')
@@ -2085,12 +2088,12 @@ KOTLIN_CONDITION_WORDS = frozenset({'if', 'while', 'for'})
 # A line starting with one of these continues the previous one (fwcd's scanner; catch
 # and finally because a try cannot end before them).
 KOTLIN_CONTINUING_CHARS = frozenset(',.:*%><={[(?|&/')
-KOTLIN_CONTINUING_WORDS = re.compile(r'(?:else|catch|finally|where)(?!\w)|in(?![^\W\d_])')
+KOTLIN_CONTINUING_WORDS = re.compile(r'(?:else|catch|finally|where|as)(?!\w)|in(?![^\W\d_])')
 # A primary constructor on a line of its own, after its annotations and visibility.
 KOTLIN_PRIMARY_CONSTRUCTOR = re.compile(r'\s*(?:@[\w.]+\s*(?:\([^()]*\))?\s*'
                                         r'|(?:public|private|protected|internal)\s+)*'
                                         r'constructor(?=\s*\()')
-KOTLIN_FUNCTION_KINDS = frozenset({'function', 'method', 'constructor'})
+KOTLIN_FUNCTION_KINDS = frozenset({'function', 'method', 'constructor', 'getter', 'setter'})
 KOTLIN_KINDS = {'interface': 'interface', 'enum': 'enum', 'annotation': 'annotation'}
 
 
@@ -2099,6 +2102,15 @@ class KotlinScope(NamedTuple):
     end: int             # offset of the body's last character
     name: str
     is_class: bool       # class-like (its functions are methods)
+
+
+class KotlinProperty(NamedTuple):
+    """A property of a class or file, which getters and setters may follow."""
+    name: str
+    start: int           # offset of its first annotation or modifier
+    last: int            # offset of the last character of its header or last accessor
+    accessors: int       # how many of its accessors were found so far
+    receiver: str        # the type an extension property extends, or ''
 
 
 class KotlinExtent(NamedTuple):
@@ -2123,6 +2135,7 @@ class KotlinFile:
         self.decls = []
         self.scopes = []
         self.header_end = -1
+        self.property = None
 
     def find(self):
         """Every declaration, in the order of their keywords."""
@@ -2428,6 +2441,62 @@ class KotlinFile:
         elif region:
             self.header_end = region[0]
             self.scopes.append(KotlinScope(region[1], '<anonymous>', True))
+
+    def read_val(self, keyword):
+        """val/var [<T>] [Receiver.]name [: Type] [= value | by delegate], in a class or a
+        file (a local variable has no accessors): kept for the get and set after it, and
+        the scope of what its value declares (object : Codec {...} is BOOLEAN's)."""
+        self.property = None
+        if self.scopes and not self.scopes[-1].is_class:
+            return
+        masked = self.masked
+        position = KOTLIN_SPACE_AT.match(masked, keyword + 3).end()
+        if masked.startswith('<', position):
+            position = self.skip_angles(position)
+        name = KOTLIN_IDENT_AT.match(masked, position) if position >= 0 else None
+        while name and masked.startswith('.', name.end()):          # an extension property
+            name = KOTLIN_IDENT_AT.match(masked, name.end() + 1)
+        if not name or masked.startswith('(', name.end()):          # val (a, b) = pair
+            return
+        last = self.extent(name.end(), False).last
+        property_name = self.text[name.start(1):name.end()]
+        receiver = self.text[position:name.start(1)].strip().rstrip('.')
+        self.property = KotlinProperty(property_name, self.declaration_start(keyword), last, 0,
+                                       receiver)
+        if masked.find('\n', name.end(), last) >= 0:
+            self.scopes.append(KotlinScope(last, property_name, False))
+
+    read_var = read_val
+
+    def read_get(self, keyword):
+        """A getter: get() {...} or get() = expr, after its property (read_val) or
+        its setter.  It is a chunk named after the property; the first accessor starts
+        where the property does, so it has the property's doc comment."""
+        self.read_accessor(keyword, 'get', 'getter')
+
+    def read_set(self, keyword):
+        """A setter: set(value) {...} or set(value) = expr (see read_get)."""
+        self.read_accessor(keyword, 'set', 'setter')
+
+    def read_accessor(self, keyword, word, kind):
+        """A getter or setter of the property just read, when one follows it."""
+        found, masked = self.property, self.masked
+        start = self.declaration_start(keyword)
+        if found is None or masked[found.last + 1:start].strip(' \t\r\n;'):
+            return
+        paren = KOTLIN_SPACE_AT.match(masked, keyword + 3).end()
+        parameters = KOTLIN_ACCESSOR_PARAMETERS[word].match(masked, paren)
+        end, region = self.body_of(self.extent(parameters.end(), True)) if parameters \
+            else (keyword + 2, None)
+        self.property = found._replace(last=end, accessors=found.accessors + 1)
+        if region:
+            while self.scopes and self.scopes[-1].end < keyword:
+                self.scopes.pop()
+            if self.scopes and not self.scopes[-1].is_class and \
+                    self.scopes[-1].name == found.name:
+                self.scopes.pop()                   # the property's own scope
+            self.add(found.name, kind, start if found.accessors else found.start, end, region,
+                     receiver=found.receiver)
 
     def read_typealias(self, keyword):
         """typealias NAME [<T>] = type."""
