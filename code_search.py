@@ -69,7 +69,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'code_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 6          # layout of the index file (6: with the compound names' table)
-PARSER_VERSION = 7          # how files become chunks; a change re-parses every file
+PARSER_VERSION = 8          # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 1       # how text becomes terms; a change re-parses every file
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
