@@ -69,7 +69,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'code_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 6          # layout of the index file (6: with the compound names' table)
-PARSER_VERSION = 8          # how files become chunks; a change re-parses every file
+PARSER_VERSION = 9          # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 1       # how text becomes terms; a change re-parses every file
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
@@ -2541,6 +2541,7 @@ JS_TOKEN = re.compile(r'\s*(?:(?P<lit>\0)|(?P<word>#?(?:[^\W\d]|\$)[\w$]*)|(?P<n
                    r'|[-+*/%&|^<>]=|\S))')
 JS_NONSPACE = re.compile(r'\S')
 JS_ASYNC_GENERIC = re.compile(r'async\s*<')
+JS_CHAINED_ASSIGNMENT = re.compile(r'[A-Za-z_$][\w$]*(?:\s*\.\s*[A-Za-z_$][\w$]*)*\s*=(?![=>])\s*')
 JS_CALLEE = re.compile(r'(?!(?:new|typeof|await|void|function|async|class)\b)[A-Za-z_$][\w$]*'
                        r'(?:\s*\.\s*[A-Za-z_$][\w$]*)*\s*(?=\()')
 JS_FUNCTION_START = re.compile(r'async\b|function\b|[(<]|(?:[^\W\d]|\$)[\w$]*\s*=>')
@@ -3430,6 +3431,10 @@ class JsCode(JsReader):
         definition, a class (declarators) too, an object literal names its members."""
         name, start, end = where
         value_start, value_end = value
+        chained = JS_CHAINED_ASSIGNMENT.match(self.masked, value_start, value_end) \
+            if context == 'declarator' else None
+        if chained:                           # var proto = module.exports = function ...
+            value_start = chained.end()
         function = self.parse_function(value_start, value_end + 1) \
             if JS_FUNCTION_START.match(self.masked, value_start) else None
         if function is not None and function.end == value_end and (
@@ -3464,6 +3469,8 @@ class JsCode(JsReader):
         other definition, so it is one (at the top level: inside a function, a call
         handed a callback is code, not a definition; a named function expression is
         defined by its own name)."""
+        if self.masked.startswith('(', value_start):
+            return self.bound_iife(value_start, value_end)
         callee = JS_CALLEE.match(self.masked, value_start)
         opener = callee and callee.end()
         if not callee or self.pairs.get(opener) != value_end:
@@ -3482,6 +3489,26 @@ class JsCode(JsReader):
                 return None
             position = self.token(end + 1, value_end).end
         return None
+
+    def bound_iife(self, value_start, value_end):
+        """The anonymous function of an immediately invoked function that is all of a
+        value, (function() {...}()) or (cache => thing => ...)(Object.create(null)),
+        whose result (usually a function) is bound to a name; else None."""
+        close = self.pairs.get(value_start)
+        if close is None:
+            return None
+        function = self.parse_function(self.after(value_start + 1), close)
+        if function is None or function.name:
+            return None
+        call = self.after(function.end + 1)     # what follows the function
+        if close == value_end:                  # (function () {...}()): called inside
+            called = self.masked.startswith('(', call) and \
+                self.pairs.get(call) == self.before(close)
+        else:                                   # (function () {...})(): called after
+            following = self.after(close + 1)
+            called = call == close and self.masked.startswith('(', following) and \
+                self.pairs.get(following) == value_end
+        return function if called else None
 
     def code_block(self, child, scope):
         """A block met in code: an object literal, a type literal or statements."""

@@ -204,6 +204,29 @@ class LinesTests(TempDirCase):
         group_by = next(c for c in chunks if c['symbol'] == 'groupBy')
         self.assertEqual(group_by['doc'], 'Groups the elements of a collection by a key.')
 
+    def test_an_invoked_function_or_a_chained_assignment_is_defined_by_its_binding(self):
+        source = textwrap.dedent('''\
+            const kindOf = (cache => thing => {
+              return cache[thing];
+            })(Object.create(null));
+            var baseCreate = (function() {
+              function object() {}
+              return function(proto) { return new object; };
+            }());
+            var proto = module.exports = function(options) {
+              function router(req, res, next) { router.handle(req, res, next); }
+              return router;
+            };
+            const sum = (a + b);
+            const value = (compute)(1);
+            const later = (function named() { return 1; })();
+            ''')
+        for name in ('i.js', 'i.ts'):
+            with self.subTest(name):
+                self.assertEqual(definitions_of(source.encode(), name), {
+                    ('kindOf', 1, 3), ('baseCreate', 4, 7), ('baseCreate.object', 5, 5),
+                    ('proto', 8, 11), ('proto.router', 9, 9), ('named', 14, 14)})
+
 
     def test_a_kotlin_primary_constructor_on_its_own_line_is_part_of_the_class_header(self):
         source = textwrap.dedent('''\
