@@ -69,7 +69,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'code_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 6          # layout of the index file (6: with the compound names' table)
-PARSER_VERSION = 9          # how files become chunks; a change re-parses every file
+PARSER_VERSION = 10         # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 1       # how text becomes terms; a change re-parses every file
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
@@ -2093,6 +2093,7 @@ KOTLIN_CONTINUING_WORDS = re.compile(r'(?:else|catch|finally|where|as)(?!\w)|in(
 KOTLIN_PRIMARY_CONSTRUCTOR = re.compile(r'\s*(?:@[\w.]+\s*(?:\([^()]*\))?\s*'
                                         r'|(?:public|private|protected|internal)\s+)*'
                                         r'constructor(?=\s*\()')
+KOTLIN_ENTRY_ANNOTATIONS = re.compile(r'\s*(?:@[\w.]+\s*(?:\([^()]*\))?\s*)*')
 KOTLIN_FUNCTION_KINDS = frozenset({'function', 'method', 'constructor', 'getter', 'setter'})
 KOTLIN_KINDS = {'interface': 'interface', 'enum': 'enum', 'annotation': 'annotation'}
 
@@ -2136,6 +2137,7 @@ class KotlinFile:
         self.scopes = []
         self.header_end = -1
         self.property = None
+        self.entries = []       # (open, close, name) of enum entries' bodies, to come
 
     def find(self):
         """Every declaration, in the order of their keywords."""
@@ -2143,6 +2145,10 @@ class KotlinFile:
             offset = match.start()
             while self.scopes and self.scopes[-1].end < offset:
                 self.scopes.pop()
+            while self.entries and self.entries[0][0] < offset:
+                _, close, name = self.entries.pop(0)
+                if close > offset:
+                    self.scopes.append(KotlinScope(close, name, True))
             if offset < self.header_end:
                 continue
             getattr(self, 'read_' + match.group())(offset)
@@ -2425,6 +2431,29 @@ class KotlinFile:
             extent = self.extent(primary.end(), True)
         end, region = self.body_of(extent._replace(equals=-1))
         self.add(self.text[name.start(1):name.end()], kind, start, end, region)
+        if kind == 'enum' and region:
+            for entry in self.enum_entry_bodies(region[0]):
+                bisect.insort(self.entries, entry)
+
+    def enum_entry_bodies(self, brace):
+        """(open, close, name) of the entries with a body of the enum class whose body
+        opens at brace (CHUNKED { override fun setBody() ... }): the scope of what they
+        declare, as in Java and in Kotlin's class names (TransferKind$CHUNKED)."""
+        masked, found, position = self.masked, [], brace + 1
+        while True:
+            position = KOTLIN_ENTRY_ANNOTATIONS.match(masked, position).end()
+            name = KOTLIN_IDENT_AT.match(masked, position)
+            if not name:
+                return found
+            position = KOTLIN_SPACE_AT.match(masked, name.end()).end()
+            if masked.startswith('(', position) and position in self.pairs:
+                position = KOTLIN_SPACE_AT.match(masked, self.pairs[position] + 1).end()
+            if masked.startswith('{', position) and position in self.pairs:
+                found.append((position, self.pairs[position], self.text[name.start(1):name.end()]))
+                position = KOTLIN_SPACE_AT.match(masked, self.pairs[position] + 1).end()
+            if not masked.startswith(',', position):
+                return found
+            position += 1
 
     def read_object(self, keyword):
         """object NAME ..., companion object [NAME] ..., or an object literal (an

@@ -293,6 +293,36 @@ class LinesTests(TempDirCase):
         self.assertEqual(next(c for c in chunks if c['symbol'] == 'androidLevel')['receiver'],
                          'LogRecord')
 
+    def test_a_kotlin_enum_entry_names_the_methods_of_its_body(self):
+        source = textwrap.dedent('''\
+            enum class TransferKind {
+              CHUNKED {
+                override fun setBody(x: Int) {
+                  chunked(x)
+                }
+              },
+              @Deprecated("old")
+              FIXED_LENGTH {
+                override fun setBody(x: Int) = fixed(x)
+              },
+              PLAIN,
+              ;
+
+              abstract fun setBody(x: Int)
+            }
+            enum class Color(val rgb: Int) {
+              RED(1) { override fun shade() = 2 },
+              GREEN(2);
+              open fun shade() = 0
+            }
+            fun after() = 3
+            ''')
+        self.assertEqual(definitions_of(source.encode(), 'E.kt'), {
+            ('TransferKind', 1, 15), ('TransferKind.CHUNKED.setBody', 3, 5),
+            ('TransferKind.FIXED_LENGTH.setBody', 9, 9), ('TransferKind.setBody', 14, 14),
+            ('Color', 16, 20), ('Color.RED.shade', 17, 17), ('Color.shade', 19, 19),
+            ('after', 21, 21)})
+
     def test_symbol_finds_an_anonymous_default_export_by_its_file_name(self):
         repo = self.tmp / 'repo'
         write(repo / 'lib' / 'helpers' / 'parseHeaders.js',
