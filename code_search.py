@@ -69,7 +69,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'code_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 6          # layout of the index file (6: with the compound names' table)
-PARSER_VERSION = 10         # how files become chunks; a change re-parses every file
+PARSER_VERSION = 11         # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 1       # how text becomes terms; a change re-parses every file
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
@@ -2572,7 +2572,7 @@ JS_NONSPACE = re.compile(r'\S')
 JS_ASYNC_GENERIC = re.compile(r'async\s*<')
 JS_CHAINED_ASSIGNMENT = re.compile(r'[A-Za-z_$][\w$]*(?:\s*\.\s*[A-Za-z_$][\w$]*)*\s*=(?![=>])\s*')
 JS_CALLEE = re.compile(r'(?!(?:new|typeof|await|void|function|async|class)\b)[A-Za-z_$][\w$]*'
-                       r'(?:\s*\.\s*[A-Za-z_$][\w$]*)*\s*(?=\()')
+                       r'(?:\s*\.\s*[A-Za-z_$][\w$]*)*\s*(?=[(<])')
 JS_FUNCTION_START = re.compile(r'async\b|function\b|[(<]|(?:[^\W\d]|\$)[\w$]*\s*=>')
 JS_DECORATOR_TAIL = re.compile(r'@\s*[\w$]+(?:\s*\.\s*[\w$]+)*\s*\Z')
 JS_ASSIGNED_TAIL = re.compile(r'(?<![\w$.#])((?:this|(?:[^\W\d]|\$)[\w$]*)'
@@ -2581,7 +2581,8 @@ JS_CASE_CLAUSE = re.compile(r'(?<![\w$.])(?:case\s[^?]*|default\s*)\Z')
 JS_ANCHOR_WORDS = ('function', 'class', 'const', 'let', 'var', 'interface', 'enum',
                 'namespace', 'module', 'type')
 JS_LITERAL_MARK = '\0'      # stands for a literal's first character in JsFile.marked
-JS_EXPRESSION_EVENT = re.compile(r'[,;)\]}(\[{\n\0]')
+JS_NAME_CHAR = re.compile(r'[\w$]')
+JS_EXPRESSION_EVENT = re.compile(r'[,;)\]}(\[{\n\0<]')
 JS_ANGLE_EVENT = re.compile(r'=>|&&|\|\||[<>()\[\]{};]')
 
 JS_KEYWORDS = frozenset('''if for while switch catch with return typeof instanceof in of new
@@ -2938,6 +2939,13 @@ class JsReader:
                 if last > begin and not self.continues(last, at + 1, limit):
                     return last
                 position = at + 1
+            elif char == '<':                   # a call's type arguments: f<A, B>(x)
+                after_angle = self.skip_angle(at, limit) if JS_NAME_CHAR.match(
+                    marked, at - 1) else None
+                if after_angle is not None and marked.startswith('(', self.after(after_angle)):
+                    last, position = after_angle - 1, after_angle
+                else:
+                    position = at + 1
             else:
                 return last
         return last
@@ -3494,7 +3502,8 @@ class JsCode(JsReader):
         """The function that a call bound to a name wraps, as in lodash's `var groupBy =
         createAggregator(function(result, value, key) {...})` or React's `const Button =
         forwardRef((props, ref) => {...})`: the first argument that is a function with a
-        block body, when the call is all of the value; else None.  Such a name has no
+        block body or a body of several lines, when the call is all of the value; else
+        None (a one-line callback computes a value: ids = items.map(i => i.id)).  Such a name has no
         other definition, so it is one (at the top level: inside a function, a call
         handed a callback is code, not a definition; a named function expression is
         defined by its own name)."""
@@ -3502,7 +3511,10 @@ class JsCode(JsReader):
             return self.bound_iife(value_start, value_end)
         callee = JS_CALLEE.match(self.masked, value_start)
         opener = callee and callee.end()
-        if not callee or self.pairs.get(opener) != value_end:
+        if callee and self.masked.startswith('<', opener):      # forwardRef<Ref, Props>(
+            opener = self.skip_angle(opener, value_end)
+            opener = opener and self.after(opener)
+        if not opener or self.pairs.get(opener) != value_end:
             return None
         position = opener + 1
         while position < value_end:
@@ -3511,7 +3523,8 @@ class JsCode(JsReader):
                 return None
             if JS_FUNCTION_START.match(self.masked, start):
                 function = self.parse_function(start, value_end)
-                if function is not None and function.body is not None:
+                if function is not None and (function.body is not None or function.expression
+                                             and self.masked.find('\n', *function.expression) > 0):
                     return None if function.name else function   # named: it is defined
             end = self.expression_end(start, value_end)
             if end < start or self.token(end + 1, value_end).text != ',':

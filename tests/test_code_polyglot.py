@@ -204,6 +204,33 @@ class LinesTests(TempDirCase):
         group_by = next(c for c in chunks if c['symbol'] == 'groupBy')
         self.assertEqual(group_by['doc'], 'Groups the elements of a collection by a key.')
 
+    def test_a_wrapped_typescript_component_with_type_arguments_is_defined(self):
+        source = textwrap.dedent('''\
+            const Bar = React.memo<{
+              height: number
+            }>(({ height }) => (
+              <div style={{ height }} />
+            ))
+            const Visualizer = React.forwardRef<
+              HTMLDivElement,
+              { state?: string } & Attrs
+            >(({ state, ...props }, ref) => {
+              function update() {}
+              return <div ref={ref} {...props} />
+            })
+            export const EmptyError: EmptyErrorCtor = createErrorClass(
+              (_super) =>
+                function EmptyErrorImpl(this: any) {
+                  this.name = 'EmptyError';
+                }
+            );
+            const ids = items.map((item) => item.id);
+            const first = pick<Item, Key>(items, 0);
+            ''')
+        self.assertEqual(definitions_of(source.encode(), 'bar.tsx'), {
+            ('Bar', 1, 5), ('Visualizer', 6, 12), ('Visualizer.update', 10, 10),
+            ('EmptyError', 13, 18), ('EmptyError.EmptyErrorImpl', 15, 17)})
+
     def test_an_invoked_function_or_a_chained_assignment_is_defined_by_its_binding(self):
         source = textwrap.dedent('''\
             const kindOf = (cache => thing => {
