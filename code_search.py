@@ -69,7 +69,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'code_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 6          # layout of the index file (6: with the compound names' table)
-PARSER_VERSION = 11         # how files become chunks; a change re-parses every file
+PARSER_VERSION = 12         # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 1       # how text becomes terms; a change re-parses every file
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
@@ -2861,17 +2861,17 @@ class JsReader:
         """The offset just after the TypeScript type that starts at position (position
         itself when there is none).  With arrow, a '=>' ends the type (an arrow
         function's return type)."""
-        end, expect, conditional = position, True, 0
+        end, expect, conditional, member = position, True, 0, False
         while True:
             token = self.token(position, limit)
             text = token.text
             if token.kind == 'eof':
                 return end
             if expect:
-                if token.kind in ('lit', 'num') or (token.kind == 'word' and
-                                                    text not in JS_TYPE_PREFIX_WORDS):
+                if token.kind in ('lit', 'num') or (token.kind == 'word' and (
+                        member or text not in JS_TYPE_PREFIX_WORDS)):   # z.infer<T>: a name
                     position = end = token.end
-                    expect = False
+                    expect = member = False
                 elif token.kind == 'word':
                     position = end = token.end
                 elif text in '([{' and token.start in self.pairs:
@@ -2897,7 +2897,7 @@ class JsReader:
             elif text == '=>' and arrow and not conditional:
                 return end
             elif text in ('.', '|', '&', '=>') or (text == '?' and conditional):
-                position, expect = token.end, True
+                position, expect, member = token.end, True, text == '.'
             elif text == ':' and conditional:
                 position, expect, conditional = token.end, True, conditional - 1
             elif token.kind == 'word' and text in ('is', JS_CONDITIONAL_TYPE):
@@ -3472,6 +3472,12 @@ class JsCode(JsReader):
             if context == 'declarator' else None
         if chained:                           # var proto = module.exports = function ...
             value_start = chained.end()
+        if self.masked.startswith('(', value_start) and self.pairs.get(value_start) == value_end:
+            inner = self.after(value_start + 1)     # isArrayLike = (<T>(x) => ...)
+            if JS_FUNCTION_START.match(self.masked, inner):
+                found = self.parse_function(inner, value_end)
+                if found is not None and self.after(found.end + 1) == value_end:
+                    value_start, value_end = inner, found.end
         function = self.parse_function(value_start, value_end + 1) \
             if JS_FUNCTION_START.match(self.masked, value_start) else None
         if function is not None and function.end == value_end and (
@@ -3523,14 +3529,19 @@ class JsCode(JsReader):
                 return None
             if JS_FUNCTION_START.match(self.masked, start):
                 function = self.parse_function(start, value_end)
-                if function is not None and (function.body is not None or function.expression
-                                             and self.masked.find('\n', *function.expression) > 0):
+                if function is not None and self.spans_lines(function):
                     return None if function.name else function   # named: it is defined
             end = self.expression_end(start, value_end)
             if end < start or self.token(end + 1, value_end).text != ',':
                 return None
             position = self.token(end + 1, value_end).end
         return None
+
+    def spans_lines(self, function):
+        """Whether a function is more than an expression on one line: it has a block
+        body, or an expression body over several lines."""
+        return function.body is not None or bool(function.expression) and \
+            self.masked.find('\n', *function.expression) >= 0
 
     def bound_iife(self, value_start, value_end):
         """The anonymous function of an immediately invoked function that is all of a
@@ -3540,8 +3551,8 @@ class JsCode(JsReader):
         if close is None:
             return None
         function = self.parse_function(self.after(value_start + 1), close)
-        if function is None or function.name:
-            return None
+        if function is None or function.name or not self.spans_lines(function):
+            return None                 # COMPLETE = (() => make('C'))(): a constant
         call = self.after(function.end + 1)     # what follows the function
         if close == value_end:                  # (function () {...}()): called inside
             called = self.masked.startswith('(', call) and \
@@ -3667,7 +3678,8 @@ class JsFile(JsCode):
         return self.pairs[following.start] + 1
 
     def type_alias(self, keyword, high, scope):
-        """type NAME<...> = TYPE: a definition; its type literals are not walked."""
+        """type NAME<...> = TYPE: a definition, and the scope of the method signatures of
+        the object types it is made of (type Chat = { send(text): void } & Base)."""
         token = self.token(keyword[1], high)
         if token.kind != 'word' or token.text in JS_KEYWORDS:
             return keyword[1]
@@ -3686,6 +3698,19 @@ class JsFile(JsCode):
         start = self.prefix_start(keyword[0], JS_PREFIX_WORDS)
         end = self.statement_end(type_end - 1)
         self.emit(scope, token.text, 'type', (start, end))
+        position = following.end
+        while position < type_end:
+            part = self.token(position, type_end)
+            if part.kind == 'eof':
+                break
+            if part.text == '{' and part.start in self.blocks:
+                self.walk_interface(self.blocks[part.start], scope + ((token.text, 'type'),))
+            if part.text in '([{' and part.start in self.pairs:
+                position = self.pairs[part.start] + 1
+            elif part.text == '<':
+                position = self.skip_angle(part.start, type_end) or part.end
+            else:
+                position = part.end
         return end + 1
 
     def namespace(self, keyword, high, scope):

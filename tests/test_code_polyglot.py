@@ -231,6 +231,24 @@ class LinesTests(TempDirCase):
             ('Bar', 1, 5), ('Visualizer', 6, 12), ('Visualizer.update', 10, 10),
             ('EmptyError', 13, 18), ('EmptyError.EmptyErrorImpl', 15, 17)})
 
+    def test_typescript_type_aliases_and_parenthesized_functions(self):
+        source = textwrap.dedent('''\
+            type SearchableItem = z.infer<typeof searchableItemSchema>
+
+            function searchItems(items: SearchableItem[]) {
+              return items
+            }
+            export type ChatIds = {
+              nextMessageId(): string
+            } & Base
+            type Unwrap<T> = T extends Promise<infer U> ? U : T
+            export const isArrayLike = (<T>(x: any): x is ArrayLike<T> => x && x.length);
+            export const COMPLETE = (() => make('C', undefined) as Complete)();
+            ''')
+        self.assertEqual(definitions_of(source.encode(), 'z.ts'), {
+            ('SearchableItem', 1, 1), ('searchItems', 3, 5), ('ChatIds', 6, 8),
+            ('ChatIds.nextMessageId', 7, 7), ('Unwrap', 9, 9), ('isArrayLike', 10, 10)})
+
     def test_an_invoked_function_or_a_chained_assignment_is_defined_by_its_binding(self):
         source = textwrap.dedent('''\
             const kindOf = (cache => thing => {
