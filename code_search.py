@@ -2059,9 +2059,10 @@ def rust_declarations(scanned):
 # annotations and modifiers backward, and ends an expression where tree-sitter-kotlin
 # puts an automatic semicolon.
 
-# A declaration keyword, not part of a name (x.object, `fun`, @constructor).  Written
-# as "one of its first letters, then the rest" because a leading character set lets the
-# regex engine skip ahead fast; a plain alternation is three times slower.
+# A declaration keyword (val, var, get and set for properties and their accessors), not
+# part of a name (x.object, `fun`, @constructor).  Written as "one of its first letters,
+# then the rest" because a leading character set lets the regex engine skip ahead fast;
+# a plain alternation is three times slower.
 KOTLIN_KEYWORD = re.compile(r'[fciotvgs](?<![\w`@.$][fciotvgs])(?:(?<=f)un|(?<=c)lass'
                      r'|(?<=i)nterface|(?<=o)bject|(?<=t)ypealias|(?<=c)onstructor'
                      r'|(?<=v)a[lr]|(?<=[gs])et)(?![\w`])')
@@ -3509,10 +3510,10 @@ class JsCode(JsReader):
         createAggregator(function(result, value, key) {...})` or React's `const Button =
         forwardRef((props, ref) => {...})`: the first argument that is a function with a
         block body or a body of several lines, when the call is all of the value; else
-        None (a one-line callback computes a value: ids = items.map(i => i.id)).  Such a name has no
-        other definition, so it is one (at the top level: inside a function, a call
-        handed a callback is code, not a definition; a named function expression is
-        defined by its own name)."""
+        None (a one-line callback computes a value: ids = items.map(i => i.id)).  Such a
+        name has no other definition, so it is one (at the top level: inside a function,
+        a call handed a callback is code, not a definition; a named function expression
+        is defined by its own name)."""
         if self.masked.startswith('(', value_start):
             return self.bound_iife(value_start, value_end)
         callee = JS_CALLEE.match(self.masked, value_start)
