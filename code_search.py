@@ -469,7 +469,10 @@ def chunk_file(data, relative, sha256):
         if any(len(line) > MINIFIED_LINE for line in lines):
             note = f'a line longer than {MINIFIED_LINE} characters (minified)'
         else:
-            definitions, note = c_family_definitions(text, language, relative)
+            try:
+                definitions, note = c_family_definitions(text, language, relative)
+            except Exception as error:      # a bug of a reader costs one file its names,
+                note = f'its definitions could not be read ({error!r})'     # not the run
             if not note:
                 return FileChunks(language, make_chunks(relative, revision, lines, definitions))
     return FileChunks(language or 'text', make_chunks(relative, revision, lines,

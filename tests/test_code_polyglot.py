@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import unittest
+from unittest import mock
 
 from tests.support import CODE_TOOL, ENV, ROOT, TempDirCase, run_cli, write
 
@@ -414,6 +415,24 @@ class LexerTests(TempDirCase):
         self.assertRegex(dry.stdout, r'broken\.go.*window')
         outline = json.loads(cli('outline', 'broken.go', '--index', out, '--json').stdout)
         self.assertEqual({c['kind'] for c in outline['files'][0]['chunks']}, {'window'})
+
+    def test_a_reader_that_fails_costs_its_file_its_names_not_the_run(self):
+        repo = self.tmp / 'repo'
+        write(repo / 'a.go', 'package a\n\n// Parse reads a number.\nfunc Parse() int { return 1 }\n')
+        write(repo / 'b.go', 'package a\n\nfunc Other() {}\n')
+
+        def broken(scanned):
+            if 'Parse' in scanned.text:
+                raise IndexError('a bug')
+            return code_search.go_declarations(scanned)
+        with mock.patch.dict(code_search.FINDERS, {'go': broken}):
+            chunks, skipped = code_search.scan_tree(repo)
+            read = code_search.chunk_file((repo / 'a.go').read_bytes(), 'a.go', 'x' * 64)
+        self.assertEqual([(c['path'], c['symbol']) for c in chunks],
+                         [('a.go', 'a.go:L1-4'), ('b.go', 'Other'), ('b.go', '<module>')])
+        self.assertEqual(skipped, [])
+        self.assertEqual(read.note, "its definitions could not be read (IndexError('a bug')): "
+                                    'indexed in line windows')
 
     def test_minified_javascript_is_cut_in_windows(self):
         line = 'function f(a){return a+1};' * 400
