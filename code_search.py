@@ -69,7 +69,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'code_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 6          # layout of the index file (6: with the compound names' table)
-PARSER_VERSION = 12         # how files become chunks; a change re-parses every file
+PARSER_VERSION = 13         # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 1       # how text becomes terms; a change re-parses every file
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
@@ -412,7 +412,8 @@ TYPE_LIKE_KINDS = TYPE_KINDS - {'module'} | {'constructor'}    # what TYPE_WEIGH
 WINDOW_LINES = 60           # lines in a window chunk of a text file ...
 WINDOW_OVERLAP = 10         # ... of which this many are shared with the next window
 LONG_LINE = 2000            # characters of a line that are indexed and shown; minified
-MINIFIED_LINE = 5000        # code with a line this long is read in windows
+MINIFIED_LINE = 5000        # JS/TS with a line this long is minified: read in windows
+MINIFIED_LANGUAGES = frozenset({'javascript', 'typescript'})   # elsewhere it is data
 
 
 class Definition(NamedTuple):
@@ -466,7 +467,7 @@ def chunk_file(data, relative, sha256):
     lines = text_lines(text)
     note = ''
     if language in C_FAMILY:
-        if any(len(line) > MINIFIED_LINE for line in lines):
+        if language in MINIFIED_LANGUAGES and any(len(line) > MINIFIED_LINE for line in lines):
             note = f'a line longer than {MINIFIED_LINE} characters (minified)'
         else:
             try:
@@ -1368,6 +1369,7 @@ def skip_annotations(masked, pairs, start, end):
 
 
 JAVA_TYPE = re.compile(r'(?<![\w$])(class|interface|enum|record|@interface)\s+(' + IDENT + ')')
+JAVA_CONSTANTS = re.compile(r'(?:\s*(?:@[\w$.]+\s*)*' + IDENT + r'\s*,)+\s*')   # A, @X B,
 JAVA_MODIFIERS_ALSO = frozenset({'synchronized', 'default'})
 JAVA_KEYWORDS = frozenset('''if for while switch catch synchronized try return new throw
 else do case default assert super this'''.split())
@@ -1454,6 +1456,11 @@ class JavaFile:
                       name)
             return
         if context in ('type', 'enum'):
+            constant = self.enum_constant(start, child.open, type_name) \
+                if context == 'enum' else None
+            if constant:
+                self.walk(child, scope + [constant], 'type', type_name)
+                return
             method = self.method_header(start, child.open)
             if method:
                 name, offset = method
@@ -1470,16 +1477,35 @@ class JavaFile:
                                        child.close, (child.open, child.close)))
                 self.walk(child, scope + [type_name], 'body')
                 return
-            if context == 'enum' and masked[bare:child.open].strip() != 'static' and re.fullmatch(r'\s*' + IDENT + r'\s*(?:\(.*\))?\s*',
-                                                  masked[bare:child.open], re.S):
-                constant = masked[bare:child.open].split('(')[0].strip()
-                self.walk(child, scope + [constant], 'type', type_name)
-                return
         anonymous = self.anonymous_class(start, child.open)
         if anonymous:
             self.walk(child, scope + ['<anonymous>'], 'type', '<anonymous>')
             return
         self.walk(child, scope, 'body' if context != 'file' else 'file')
+
+    def enum_constant(self, start, open_brace, type_name):
+        """The name of the enum constant whose body opens at open_brace, or None: the
+        last of `A(1), B(2) {` (B), after the enum's '{', a constant's '}' or a ','; not a
+        constructor or method, which follow a ';' or have a type before their name."""
+        masked = self.masked
+        bare = skip_annotations(masked, self.pairs, start, open_brace)
+        end = len(masked[:open_brace].rstrip()) - 1
+        if end >= bare and masked[end] == ')':
+            opener = self.closers.get(end)
+            if opener is None:
+                return None
+            end = len(masked[:opener].rstrip()) - 1
+        name = re.search(IDENT + r'\Z', masked[bare:end + 1])
+        if not name or name.group() == type_name:
+            return None
+        before = masked[bare:bare + name.start()]
+        while '(' in before:                       # A(1, f(2)), B(2) -> A, B
+            before, cut = re.subn(r'\([^()]*\)', '', before)
+            if not cut:
+                return None
+        if before.strip():                      # only constants before it: A, @X B,
+            return name.group() if JAVA_CONSTANTS.fullmatch(before) else None
+        return name.group() if masked[:start].rstrip()[-1:] in ('{', '}', ',') else None
 
     def anonymous_class(self, start, open_brace):
         """Whether the block at open_brace is an anonymous class: new Name(...) {."""

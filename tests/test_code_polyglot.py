@@ -339,6 +339,32 @@ class LinesTests(TempDirCase):
         self.assertEqual(next(c for c in chunks if c['symbol'] == 'androidLevel')['receiver'],
                          'LogRecord')
 
+    def test_a_java_enum_constant_with_arguments_names_the_methods_of_its_body(self):
+        source = textwrap.dedent('''\
+            enum Oid {
+              CommonName("2.5.4.3"), KP_TimeStamping("1.3.6.1", "timeStamping") {
+                boolean registerNames() { return false; }
+              },
+              OIW_DSA("1.3.14.3.2.12") {
+                boolean registerNames() { return false; }
+              },
+              @Deprecated PLAIN {
+                boolean registerNames() { return true; }
+              };
+              Oid(String oid) { }
+              Oid(String oid, String name) { }
+              boolean registerNames() { return true; }
+              Signature verifier(Key key) throws IOException, InvalidKeyException {
+                return null;
+              }
+            }
+            ''')
+        self.assertEqual(definitions_of(source.encode(), 'Oid.java'), {
+            ('Oid', 1, 17), ('Oid.KP_TimeStamping.registerNames', 3, 3),
+            ('Oid.OIW_DSA.registerNames', 6, 6), ('Oid.PLAIN.registerNames', 9, 9),
+            ('Oid.Oid', 11, 11), ('Oid.Oid', 12, 12), ('Oid.registerNames', 13, 13),
+            ('Oid.verifier', 14, 16)})
+
     def test_a_kotlin_enum_entry_names_the_methods_of_its_body(self):
         source = textwrap.dedent('''\
             enum class TransferKind {
@@ -440,6 +466,14 @@ class LexerTests(TempDirCase):
         self.assertEqual({c['kind'] for c in read.chunks}, {'window'})
         self.assertIn('minified', read.note)
         self.assertLessEqual(len(read.chunks[0]['text']), code_search.LONG_LINE)
+
+    def test_a_long_data_line_outside_javascript_keeps_the_definitions(self):
+        table = ', '.join(str(n) for n in range(2000))       # a table, not minified code
+        source = f'package flate\n\nvar tokens = []int{{{table}}}\n\nfunc TestBlockHuff() {{\n}}\n'
+        read = code_search.chunk_file(source.encode(), 'huff_test.go', 'x' * 64)
+        self.assertEqual(read.note, '')
+        self.assertIn(('TestBlockHuff', 5, 6), {(c['symbol'], c['start'], c['end'])
+                                                for c in read.chunks})
 
 
 class SearchTests(TempDirCase):
