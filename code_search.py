@@ -2548,12 +2548,10 @@ class KotlinFile:
         end, region = self.body_of(self.extent(parameters.end(), True)) if parameters \
             else (keyword + 2, None)
         self.property = found._replace(last=end, accessors=found.accessors + 1)
-        if region:
-            while self.scopes and self.scopes[-1].end < keyword:
-                self.scopes.pop()
+        if region:                  # find() closed the scopes that end before keyword
             if self.scopes and not self.scopes[-1].is_class and \
                     self.scopes[-1].name == found.name:
-                self.scopes.pop()                   # the property's own scope
+                self.scopes.pop()           # the property's own, when its value ran on
             self.add(found.name, kind, start if found.accessors else found.start, end, region,
                      receiver=found.receiver)
 
