@@ -69,7 +69,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'code_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 6          # layout of the index file (6: with the compound names' table)
-PARSER_VERSION = 13         # how files become chunks; a change re-parses every file
+PARSER_VERSION = 14         # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 1       # how text becomes terms; a change re-parses every file
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
@@ -1369,7 +1369,7 @@ def skip_annotations(masked, pairs, start, end):
 
 
 JAVA_TYPE = re.compile(r'(?<![\w$])(class|interface|enum|record|@interface)\s+(' + IDENT + ')')
-JAVA_CONSTANTS = re.compile(r'(?:\s*(?:@[\w$.]+\s*)*' + IDENT + r'\s*,)+\s*')   # A, @X B,
+JAVA_CONSTANTS = re.compile(r'(?:\s*(?:@[\w$.]+\s*)*' + IDENT + r'\s*,)+\s*(?:@[\w$.]+\s*)*')  # A, @X B, @Y
 JAVA_MODIFIERS_ALSO = frozenset({'synchronized', 'default'})
 JAVA_KEYWORDS = frozenset('''if for while switch catch synchronized try return new throw
 else do case default assert super this'''.split())
@@ -1496,7 +1496,7 @@ class JavaFile:
                 return None
             end = len(masked[:opener].rstrip()) - 1
         name = re.search(IDENT + r'\Z', masked[bare:end + 1])
-        if not name or name.group() == type_name:
+        if not name or name.group() in (type_name, 'static'):     # static {...} is code
             return None
         before = masked[bare:bare + name.start()]
         while '(' in before:                       # A(1, f(2)), B(2) -> A, B
@@ -2088,15 +2088,17 @@ def rust_declarations(scanned):
 # annotations and modifiers backward, and ends an expression where tree-sitter-kotlin
 # puts an automatic semicolon.
 
-# A declaration keyword (val, var, get and set for properties and their accessors), not
+# A declaration keyword (val, var, get and set for properties and their accessors, init
+# for an initializer block), not
 # part of a name (x.object, `fun`, @constructor).  Written as "one of its first letters,
 # then the rest" because a leading character set lets the regex engine skip ahead fast;
 # a plain alternation is three times slower.
 KOTLIN_KEYWORD = re.compile(r'[fciotvgs](?<![\w`@.$][fciotvgs])(?:(?<=f)un|(?<=c)lass'
-                     r'|(?<=i)nterface|(?<=o)bject|(?<=t)ypealias|(?<=c)onstructor'
+                     r'|(?<=i)n(?:terface|it)|(?<=o)bject|(?<=t)ypealias|(?<=c)onstructor'
                      r'|(?<=v)a[lr]|(?<=[gs])et)(?![\w`])')
 KOTLIN_ACCESSOR_PARAMETERS = {'get': re.compile(r'\(\s*\)'),      # get(), set(value[: T])
-                              'set': re.compile(r'\(\s*[^\W\d]\w*\s*(?::[^()]*)?\)')}
+                              'set': re.compile(r'\(\s*(?:@[\w.]+\s*(?:\([^()]*\))?\s*)*'
+                                                r'[^\W\d]\w*\s*(?::[^()]*)?\)')}
 KOTLIN_INTERFACE_AT = re.compile(r'interface(?!\w)')
 KOTLIN_IDENT_AT = re.compile(r'\s*(`[^`\n]*`|[^\W\d]\w*)')
 KOTLIN_SPACE_AT = re.compile(r'\s*')
@@ -2124,7 +2126,6 @@ KOTLIN_PRIMARY_CONSTRUCTOR = re.compile(r'\s*(?:@[\w.]+\s*(?:\([^()]*\))?\s*'
                                         r'|(?:public|private|protected|internal)\s+)*'
                                         r'constructor(?=\s*\()')
 KOTLIN_ENTRY_ANNOTATIONS = re.compile(r'\s*(?:@[\w.]+\s*(?:\([^()]*\))?\s*)*')
-KOTLIN_FUNCTION_KINDS = frozenset({'function', 'method', 'constructor', 'getter', 'setter'})
 KOTLIN_KINDS = {'interface': 'interface', 'enum': 'enum', 'annotation': 'annotation'}
 
 
@@ -2139,6 +2140,7 @@ class KotlinProperty(NamedTuple):
     """A property of a class or file, which getters and setters may follow."""
     name: str
     start: int           # offset of its first annotation or modifier
+    name_end: int        # offset after its name (var get: Int has no getter yet)
     last: int            # offset of the last character of its header or last accessor
     accessors: int       # how many of its accessors were found so far
     receiver: str        # the type an extension property extends, or ''
@@ -2375,12 +2377,12 @@ class KotlinFile:
 
     def add(self, name, kind, start, end, region, **fields):
         """Record a declaration, named after the enclosing scopes, and open its scope."""
-        symbol = '.'.join([s.name for s in self.scopes] + [name])
+        symbol = '.'.join([s.name for s in self.scopes if s.name] + [name])
         body = region if region and self.masked.startswith('{', region[0]) else None
         self.decls.append(Decl(symbol, kind, start, end, body, region is not None, **fields))
         self.header_end = region[0] if region else end + 1
         if region:
-            self.scopes.append(KotlinScope(region[1], name, kind not in KOTLIN_FUNCTION_KINDS))
+            self.scopes.append(KotlinScope(region[1], name, kind not in FUNCTION_KINDS))
 
     def in_class(self):
         """Whether the innermost scope is a class, object or interface body."""
@@ -2503,29 +2505,44 @@ class KotlinFile:
 
     def read_val(self, keyword):
         """val/var [<T>] [Receiver.]name [: Type] [= value | by delegate], in a class or a
-        file (a local variable has no accessors): kept for the get and set after it, and
-        the scope of what its value declares (object : Codec {...} is BOOLEAN's)."""
-        self.property = None
+        file (a local variable has no accessors, and leaves its accessors' property be):
+        kept for the get and set after it, and the scope of what its value declares
+        (object : Codec {...} is BOOLEAN's)."""
         if self.scopes and not self.scopes[-1].is_class:
             return
+        self.property = None
         masked = self.masked
         position = KOTLIN_SPACE_AT.match(masked, keyword + 3).end()
         if masked.startswith('<', position):
             position = self.skip_angles(position)
         name = KOTLIN_IDENT_AT.match(masked, position) if position >= 0 else None
-        while name and masked.startswith('.', name.end()):          # an extension property
-            name = KOTLIN_IDENT_AT.match(masked, name.end() + 1)
+        while name:                                 # an extension property: List<T>?.name
+            after = self.skip_angles(name.end()) if masked.startswith('<', name.end()) \
+                else name.end()
+            if after < 0:
+                break
+            after += masked.startswith('?', after)
+            if not masked.startswith('.', after):
+                break
+            name = KOTLIN_IDENT_AT.match(masked, after + 1)
         if not name or masked.startswith('(', name.end()):          # val (a, b) = pair
             return
         last = self.extent(name.end(), False).last
         property_name = self.text[name.start(1):name.end()]
         receiver = self.text[position:name.start(1)].strip().rstrip('.')
-        self.property = KotlinProperty(property_name, self.declaration_start(keyword), last, 0,
-                                       receiver)
-        if masked.find('\n', name.end(), last) >= 0:
+        self.property = KotlinProperty(property_name, self.declaration_start(keyword),
+                                       name.end(), last, 0, receiver)
+        if masked.find('{', name.end(), last) >= 0:
             self.scopes.append(KotlinScope(last, property_name, False))
 
     read_var = read_val
+
+    def read_init(self, keyword):
+        """An initializer block, init {...}: a scope without a name, whose variables
+        are local (read_val)."""
+        brace = KOTLIN_SPACE_AT.match(self.masked, keyword + 4).end()
+        if self.in_class() and self.masked.startswith('{', brace) and brace in self.pairs:
+            self.scopes.append(KotlinScope(self.pairs[brace], '', False))
 
     def read_get(self, keyword):
         """A getter: get() {...} or get() = expr, after its property (read_val) or
@@ -2538,10 +2555,15 @@ class KotlinFile:
         self.read_accessor(keyword, 'set', 'setter')
 
     def read_accessor(self, keyword, word, kind):
-        """A getter or setter of the property just read, when one follows it."""
+        """A getter or setter of the property just read, when one follows it (when
+        code does, none can)."""
         found, masked = self.property, self.masked
         start = self.declaration_start(keyword)
-        if found is None or masked[found.last + 1:start].strip(' \t\r\n;'):
+        if found is None or keyword < found.name_end or (found.accessors and
+                                                         start <= found.last):
+            return                  # var get: Int; get(key) in a getter's body
+        if masked[found.last + 1:start].strip(' \t\r\n;'):
+            self.property = None
             return
         paren = KOTLIN_SPACE_AT.match(masked, keyword + 3).end()
         parameters = KOTLIN_ACCESSOR_PARAMETERS[word].match(masked, paren)
@@ -2612,6 +2634,10 @@ JS_LITERAL_MARK = '\0'      # stands for a literal's first character in JsFile.m
 JS_NAME_CHAR = re.compile(r'[\w$]')
 JS_EXPRESSION_EVENT = re.compile(r'[,;)\]}(\[{\n\0<]')
 JS_ANGLE_EVENT = re.compile(r'=>|&&|\|\||[<>()\[\]{};]')
+JS_MODULE_CALLEES = frozenset(('define', 'require'))    # AMD: their callbacks are modules
+JS_TYPE_ARGUMENTS_REACH = 400   # how far a call's type arguments f<A, B>(x) may reach ...
+JS_STATEMENT_WORD = re.compile(r'(?<![\w$.])(?:function|const|let|var|return|if|for|while|'
+                               r'class|import|export|throw)(?![\w$])')   # ... holding none
 
 JS_KEYWORDS = frozenset('''if for while switch catch with return typeof instanceof in of new
 delete void throw case do else function class const let var await yield import export
@@ -2968,9 +2994,11 @@ class JsReader:
                     return last
                 position = at + 1
             elif char == '<':                   # a call's type arguments: f<A, B>(x)
-                after_angle = self.skip_angle(at, limit) if JS_NAME_CHAR.match(
+                reach = min(limit, at + JS_TYPE_ARGUMENTS_REACH)
+                after_angle = self.skip_angle(at, reach) if JS_NAME_CHAR.match(
                     marked, at - 1) else None
-                if after_angle is not None and marked.startswith('(', self.after(after_angle)):
+                if after_angle is not None and marked.startswith('(', self.after(after_angle)) \
+                        and not JS_STATEMENT_WORD.search(marked, at, after_angle):
                     last, position = after_angle - 1, after_angle
                 else:
                     position = at + 1
@@ -3516,7 +3544,7 @@ class JsCode(JsReader):
             return
         wrapped = self.wrapped_function(value_start, value_end) if context == 'declarator' \
             and all(what != 'function' for _, what in scope) else None
-        if wrapped is not None:
+        if wrapped is not None and not self.in_callback(start):
             self.emit(scope, name, 'function', (start, end), wrapped.body)
             self.walk_code(block, value_start, value_end + 1, scope + ((name, 'function'),))
             return
@@ -3531,6 +3559,47 @@ class JsCode(JsReader):
             self.walk_object(self.blocks[value_start], scope + ((name, 'object'),))
             return
         self.walk_code(block, value_start, value_end + 1, scope)
+
+    def in_callback(self, position):
+        """Whether position lies in the body of a function handed to a call, a callback
+        (it('works', () => {...})), other than a module's wrapper: an IIFE, or AMD's
+        define([...], function (dep) {...})."""
+        block = self.root
+        while True:
+            place = bisect.bisect_right(self.child_opens[block.open], position) - 1
+            if place < 0 or block.children[place].close < position:
+                return False
+            block = block.children[place]
+            start = self.function_of_body(block.open)
+            if start is not None and self.handed_to_call(start):
+                return True
+
+    def function_of_body(self, opener):
+        """Where the function whose body opens at opener starts, or None when the
+        block is not a function's body (a function expression's, or an arrow's)."""
+        last = self.before(opener)
+        if last > 0 and self.masked.startswith('=>', last - 1):
+            return self.arrow_start(last - 1)
+        parameters = self.closers.get(last) if last >= 0 else None
+        word = parameters is not None and self.word_before(parameters)
+        if word and word[1] != 'function':
+            word = self.word_before(word[0])            # function name(...) {
+        return self.async_start(word[0]) if word and word[1] == 'function' else None
+
+    def handed_to_call(self, start):
+        """Whether the function that starts at start is an argument of a call (not of
+        define or require, whose callbacks are modules)."""
+        position = self.before(start)
+        while position >= 0 and self.masked[position] not in '([{;':
+            opener = self.closers.get(position)         # an earlier argument's brackets
+            position = self.before(opener if opener is not None else position)
+        if position < 0 or self.masked[position] != '(':
+            return False
+        callee = self.before(position)
+        if callee < 0 or self.masked[callee] in ')]>':
+            return callee >= 0
+        word = self.word_ending(callee)
+        return bool(word) and word[1] not in JS_KEYWORDS | JS_MODULE_CALLEES
 
     def wrapped_function(self, value_start, value_end):
         """The function that a call bound to a name wraps, as in lodash's `var groupBy =
@@ -6202,7 +6271,6 @@ def find_symbol(index, name):
     wanted, lowered = name.strip(), name.strip().lower()
     ranked = []
     for relative, base in zip(index['order'], index['starts']):
-        stem = relative.rpartition('/')[2].partition('.')[0]
         for local, row in enumerate(file_rows(index, relative)):
             symbol = row[ROW_SYMBOL]
             if symbol == wanted:
@@ -6213,7 +6281,8 @@ def find_symbol(index, name):
                 rank = 2
             elif symbol.lower().endswith('.' + lowered):
                 rank = 3
-            elif symbol == 'default' and stem == wanted:
+            elif symbol == 'default' and language_of(relative) in ('javascript', 'typescript') \
+                    and relative.rpartition('/')[2].rpartition('.')[0] == wanted:
                 rank = 4
             else:
                 continue

@@ -205,6 +205,36 @@ class LinesTests(TempDirCase):
         group_by = next(c for c in chunks if c['symbol'] == 'groupBy')
         self.assertEqual(group_by['doc'], 'Groups the elements of a collection by a key.')
 
+    def test_a_wrapped_function_in_a_callback_is_code_but_in_a_module_wrapper_is_not(self):
+        source = textwrap.dedent('''\
+            describe('suite', () => {
+              it('works', () => {
+                const result = items.map((x) => {
+                  return x * 2;
+                });
+              });
+            });
+            ;(function() {
+              var groupBy = createAggregator(function(result, value, key) {
+                push(result, key);
+              });
+            }.call(this));
+            define(['a', 'b'], function (a, b) {
+              var wrapped = wrap(function () {
+                return a;
+              });
+            });
+            new Promise(function (resolve) {
+              var later = debounce(function () {
+                resolve();
+              });
+            });
+            ''')
+        for name in ('c.js', 'c.ts'):
+            with self.subTest(name):
+                self.assertEqual(definitions_of(source.encode(), name),
+                                 {('groupBy', 9, 11), ('wrapped', 14, 16)})
+
     def test_a_wrapped_typescript_component_with_type_arguments_is_defined(self):
         source = textwrap.dedent('''\
             const Bar = React.memo<{
@@ -365,6 +395,61 @@ class LinesTests(TempDirCase):
             ('Oid.Oid', 11, 11), ('Oid.Oid', 12, 12), ('Oid.registerNames', 13, 13),
             ('Oid.verifier', 14, 16)})
 
+    def test_an_annotated_java_constant_has_a_body_and_a_static_block_has_none(self):
+        source = textwrap.dedent('''\
+            enum E {
+              A(1), @Deprecated B(2) {
+                void m() {}
+              },
+              C(3), /* note */ D(4) {
+                void m() {}
+              };
+              E(int x) {}
+              void m() {}
+              static {
+                Runnable r = new Runnable() {
+                  public void run() {}
+                };
+              }
+            }
+            ''')
+        self.assertEqual(definitions_of(source.encode(), 'E.java'), {
+            ('E', 1, 15), ('E.B.m', 3, 3), ('E.D.m', 6, 6), ('E.E', 8, 8), ('E.m', 9, 9),
+            ('E.<anonymous>.run', 12, 12)})
+
+    def test_kotlin_accessors_after_locals_receivers_and_initializers(self):
+        source = textwrap.dedent('''\
+            class A {
+              var counter: Int = 0
+                get() {
+                  val doubled = field * 2
+                  return get(doubled)
+                }
+                set(@Suppress("X") value) {
+                  field = value
+                }
+              var get: Int = 0
+                get() = field + 1
+              init {
+                val cache = HashMap<String, Int>()
+                set(cache) {
+                  println(it)
+                }
+              }
+              val id = object : Fn { override fun apply(x: Int) = x }
+            }
+            val <K, V> Map<K, V>.sizeText: String
+              get() { return size.toString() }
+            val String?.orBlank: String get() = this ?: ""
+            ''')
+        self.assertEqual(definitions_of(source.encode(), 'A.kt', accessors=True), {
+            ('A', 1, 19), ('A.counter', 2, 6), ('A.counter', 7, 9), ('A.get', 10, 11),
+            ('A.id.<anonymous>.apply', 18, 18), ('sizeText', 20, 21), ('orBlank', 22, 22)})
+        chunks = code_search.chunk_file(source.encode(), 'A.kt', 'x' * 64).chunks
+        self.assertEqual({c['symbol']: c.get('receiver') for c in chunks
+                          if c['symbol'] in ('sizeText', 'orBlank')},
+                         {'sizeText': 'Map<K, V>', 'orBlank': 'String?'})
+
     def test_a_kotlin_enum_entry_names_the_methods_of_its_body(self):
         source = textwrap.dedent('''\
             enum class TransferKind {
@@ -401,6 +486,8 @@ class LinesTests(TempDirCase):
               'export default (rawHeaders) => {\n  return {};\n};\n')
         write(repo / 'lib' / 'http.js', 'export function parseHeaders(raw) {\n  return raw;\n}\n')
         write(repo / 'lib' / 'other.js', 'export default function () {\n  return 1;\n}\n')
+        write(repo / 'lib' / 'parseHeaders.test.js', 'export default () => {\n  return 2;\n};\n')
+        write(repo / 'parseHeaders.py', 'def default():\n    return 3\n')
         out = self.tmp / 'index.json'
         self.assertEqual(cli('index', repo, '--out', out).returncode, 0)
         result = cli('symbol', 'parseHeaders', '--index', out, '--json')
@@ -426,6 +513,20 @@ class LexerTests(TempDirCase):
                     text = '\n'.join(lines[:at] + [trap] + lines[at:])
                     moved = {(s, a + (a > at), b + (b > at)) for s, a, b in expected}
                     self.assertEqual(definitions_of(text.encode(), 'traps.js'), moved)
+
+    def test_a_comparison_is_not_taken_for_type_arguments_across_statements(self):
+        source = textwrap.dedent('''\
+            const small = (a: number, b: number) => a<b
+            function helper(x: number) {
+              return x
+            }
+            const cmp = (a, b) => a>(b)
+            const m = useState<Map<string, number>>(new Map(), () => {
+              return 1
+            })
+            ''')
+        self.assertEqual(definitions_of(source.encode(), 'c.ts'), {
+            ('small', 1, 1), ('helper', 2, 4), ('cmp', 5, 5), ('m', 6, 8)})
 
     def test_an_unbalanced_file_is_cut_in_windows_and_reported(self):
         repo = self.tmp / 'repo'
