@@ -2096,8 +2096,9 @@ def rust_declarations(scanned):
 KOTLIN_KEYWORD = re.compile(r'[fciotvgs](?<![\w`@.$][fciotvgs])(?:(?<=f)un|(?<=c)lass'
                      r'|(?<=i)n(?:terface|it)|(?<=o)bject|(?<=t)ypealias|(?<=c)onstructor'
                      r'|(?<=v)a[lr]|(?<=[gs])et)(?![\w`])')
+KOTLIN_ANNOTATION = r'@[\w.]+\s*(?:\([^()]*\))?\s*'     # @A or @B("x"), before a name
 KOTLIN_ACCESSOR_PARAMETERS = {'get': re.compile(r'\(\s*\)'),      # get(), set(value[: T])
-                              'set': re.compile(r'\(\s*(?:@[\w.]+\s*(?:\([^()]*\))?\s*)*'
+                              'set': re.compile(r'\(\s*(?:' + KOTLIN_ANNOTATION + ')*'
                                                 r'[^\W\d]\w*\s*(?::[^()]*)?\)')}
 KOTLIN_INTERFACE_AT = re.compile(r'interface(?!\w)')
 KOTLIN_IDENT_AT = re.compile(r'\s*(`[^`\n]*`|[^\W\d]\w*)')
@@ -2122,10 +2123,10 @@ KOTLIN_CONDITION_WORDS = frozenset({'if', 'while', 'for'})
 KOTLIN_CONTINUING_CHARS = frozenset(',.:*%><={[(?|&/')
 KOTLIN_CONTINUING_WORDS = re.compile(r'(?:else|catch|finally|where|as)(?!\w)|in(?![^\W\d_])')
 # A primary constructor on a line of its own, after its annotations and visibility.
-KOTLIN_PRIMARY_CONSTRUCTOR = re.compile(r'\s*(?:@[\w.]+\s*(?:\([^()]*\))?\s*'
+KOTLIN_PRIMARY_CONSTRUCTOR = re.compile(r'\s*(?:' + KOTLIN_ANNOTATION +
                                         r'|(?:public|private|protected|internal)\s+)*'
                                         r'constructor(?=\s*\()')
-KOTLIN_ENTRY_ANNOTATIONS = re.compile(r'\s*(?:@[\w.]+\s*(?:\([^()]*\))?\s*)*')
+KOTLIN_ENTRY_ANNOTATIONS = re.compile(r'\s*(?:' + KOTLIN_ANNOTATION + ')*')
 KOTLIN_KINDS = {'interface': 'interface', 'enum': 'enum', 'annotation': 'annotation'}
 
 
