@@ -2636,9 +2636,9 @@ JS_NAME_CHAR = re.compile(r'[\w$]')
 JS_EXPRESSION_EVENT = re.compile(r'[,;)\]}(\[{\n\0<]')
 JS_ANGLE_EVENT = re.compile(r'=>|&&|\|\||[<>()\[\]{};]')
 JS_MODULE_CALLEES = frozenset(('define', 'require'))    # AMD: their callbacks are modules
-JS_TYPE_ARGUMENTS_REACH = 400   # how far a call's type arguments f<A, B>(x) may reach ...
-JS_STATEMENT_WORD = re.compile(r'(?<![\w$.])(?:function|const|let|var|return|if|for|while|'
-                               r'class|import|export|throw)(?![\w$])')   # ... holding none
+JS_TYPE_ARGUMENTS_REACH = 2000  # how far a call's type arguments f<A, B>(x) may reach ...
+JS_STATEMENT_WORD = re.compile(r'(?<![\w$.])(?:function|let|var|return|if|for|while|class|'
+                               r'export|throw)(?![\w$])')   # ... holding none (<const T> is one)
 
 JS_KEYWORDS = frozenset('''if for while switch catch with return typeof instanceof in of new
 delete void throw case do else function class const let var await yield import export
@@ -2942,6 +2942,9 @@ class JsReader:
                 else:
                     return end
                 continue
+            if (text in '<[' or text in ('is', JS_CONDITIONAL_TYPE)) and \
+                    self.masked.find('\n', end, token.start) >= 0:
+                return end              # T\n[key](): a member of its own, not T[key]
             if text == '<':
                 following = self.skip_angle(token.start, limit)
                 if following is None:
@@ -3012,11 +3015,16 @@ class JsReader:
         the line break before position (no semicolon is inserted there)."""
         masked = self.masked
         char = masked[last]
+        if char == '!' and (JS_NAME_CHAR.match(masked, last - 1) or masked[last - 1] in ')]'):
+            return False                # x!: TypeScript's non-null assertion ...
+        if char == '>' and masked[last - 1] != '=' and self.skip_angle_back(last) is not None:
+            return False                # ... and `as Map<K, V>` end an expression
         if char in '=+-*/%&|^!~?:<>,.(':
             return not (char in '+-' and last > 0 and masked[last - 1] == char)
         if char != ' ':
             word = self.word_ending(last)
-            if word and word[1] in JS_CONTINUE_WORDS:
+            if word and word[1] in JS_CONTINUE_WORDS and \
+                    not masked.startswith('.', self.before(word[0])):   # Effect.void
                 return True
         token = self.token(position, limit)
         if token.kind == 'lit':

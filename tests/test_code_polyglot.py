@@ -528,6 +528,36 @@ class LexerTests(TempDirCase):
         self.assertEqual(definitions_of(source.encode(), 'c.ts'), {
             ('small', 1, 1), ('helper', 2, 4), ('cmp', 5, 5), ('m', 6, 8)})
 
+    def test_type_syntax_at_a_line_end_ends_the_definition_as_typescript_does(self):
+        source = textwrap.dedent('''\
+            export const ignore = () => Effect.void
+
+            export const toUpperCase = (self: S): Uppercase<S> => self.toUpperCase() as Up<S>
+
+            class Observer {
+              #result: Result = undefined!
+              constructor() {}
+            }
+            export interface Inspectable {
+              toJSON(): unknown
+              [NodeInspectSymbol](): unknown
+              either(args: A): Either<A, Error>
+              is(a: unknown): a is A
+            }
+            export const withDefault = dual<
+              <const A2>(def: A2) => <A>(self: Config<A>) => Config<A | A2>,
+              <A, const A2>(self: Config<A>, def: A2) => Config<A | A2>
+            >(2, (self, def) => {
+              return orElse(self, () => succeed(def))
+            })
+            ''')
+        self.assertEqual(definitions_of(source.encode(), 'e.ts'), {
+            ('ignore', 1, 1), ('toUpperCase', 3, 3), ('Observer', 5, 8),
+            ('Observer.constructor', 7, 7), ('Inspectable', 9, 14),
+            ('Inspectable.toJSON', 10, 10), ('Inspectable.[NodeInspectSymbol]', 11, 11),
+            ('Inspectable.either', 12, 12), ('Inspectable.is', 13, 13),
+            ('withDefault', 15, 20)})
+
     def test_an_unbalanced_file_is_cut_in_windows_and_reported(self):
         repo = self.tmp / 'repo'
         write(repo / 'broken.go', 'package p\n\nfunc F() {\n\tif x {\n}\n' * 3)
