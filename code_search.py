@@ -2636,6 +2636,7 @@ JS_NAME_CHAR = re.compile(r'[\w$]')
 JS_EXPRESSION_EVENT = re.compile(r'[,;)\]}(\[{\n\0<]')
 JS_ANGLE_EVENT = re.compile(r'=>|&&|\|\||[<>()\[\]{};]')
 JS_MODULE_CALLEES = frozenset(('define', 'require'))    # AMD: their callbacks are modules
+JS_AFTER_TYPE_ARGUMENTS = re.compile(r'[({]|=>')
 JS_TYPE_ARGUMENTS_REACH = 2000  # how far a call's type arguments f<A, B>(x) may reach ...
 JS_STATEMENT_WORD = re.compile(r'(?<![\w$.])(?:function|let|var|return|if|for|while|class|'
                                r'export|throw)(?![\w$])')   # ... holding none (<const T> is one)
@@ -2997,11 +2998,12 @@ class JsReader:
                 if last > begin and not self.continues(last, at + 1, limit):
                     return last
                 position = at + 1
-            elif char == '<':                   # a call's type arguments: f<A, B>(x)
-                reach = min(limit, at + JS_TYPE_ARGUMENTS_REACH)
+            elif char == '<':       # type arguments: f<A, B>(x), (): R<A, B> => or {,
+                reach = min(limit, at + JS_TYPE_ARGUMENTS_REACH)    # => <A, B>(x) =>
                 after_angle = self.skip_angle(at, reach) if JS_NAME_CHAR.match(
-                    marked, at - 1) else None
-                if after_angle is not None and marked.startswith('(', self.after(after_angle)) \
+                    marked, at - 1) or marked.startswith('=>', self.before(at) - 1) else None
+                following = after_angle is not None and self.after(after_angle)
+                if following and JS_AFTER_TYPE_ARGUMENTS.match(marked, following) \
                         and not JS_STATEMENT_WORD.search(marked, at, after_angle):
                     last, position = after_angle - 1, after_angle
                 else:

@@ -558,6 +558,28 @@ class LexerTests(TempDirCase):
             ('Inspectable.either', 12, 12), ('Inspectable.is', 13, 13),
             ('withDefault', 15, 20)})
 
+    def test_a_return_type_with_type_arguments_keeps_the_function_whole(self):
+        source = textwrap.dedent('''\
+            export const lift = (f: F) => <A, B>(self: Pair<A, B>): Pair<B, A> =>
+              swap(f(self))
+            export const isPair: Guard = (u: unknown): u is Pair<unknown, unknown> => check(u)
+            export const decode: Decoder = (s: string): Map<string, number> => parse(s)
+            class Codec {
+              static create = (s: string): Map<string, number> => {
+                return parse(s)
+              }
+            }
+            const handlers = {
+              onDone: (x: X): Result<X, E> => ok(x),
+            }
+            const make = function (a: A): Pair<A, A> {
+              return pair(a, a)
+            }
+            ''')
+        self.assertEqual(definitions_of(source.encode(), 'r.ts'), {
+            ('lift', 1, 2), ('isPair', 3, 3), ('decode', 4, 4), ('Codec', 5, 9),
+            ('Codec.create', 6, 8), ('handlers.onDone', 11, 11), ('make', 13, 15)})
+
     def test_an_unbalanced_file_is_cut_in_windows_and_reported(self):
         repo = self.tmp / 'repo'
         write(repo / 'broken.go', 'package p\n\nfunc F() {\n\tif x {\n}\n' * 3)
