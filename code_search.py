@@ -3539,6 +3539,7 @@ class JsCode(JsReader):
             if context == 'declarator' else None
         if chained:                           # var proto = module.exports = function ...
             value_start = chained.end()
+        value_end = self.uncast(value_start, value_end)
         if self.masked.startswith('(', value_start) and self.pairs.get(value_start) == value_end:
             inner = self.after(value_start + 1)     # isArrayLike = (<T>(x) => ...)
             if JS_FUNCTION_START.match(self.masked, inner):
@@ -3570,6 +3571,21 @@ class JsCode(JsReader):
             self.walk_object(self.blocks[value_start], scope + ((name, 'object'),))
             return
         self.walk_code(block, value_start, value_end + 1, scope)
+
+    def uncast(self, value_start, value_end):
+        """Where a value bound with a cast ends without it: {...} as const, (x => x) as
+        F, function () {...} satisfies G (the cast only says what type it has)."""
+        close = self.pairs.get(value_start) if self.masked[value_start] in '({' else None
+        if close is None and self.masked.startswith('function', value_start):
+            found = self.parse_function(value_start, value_end + 1)
+            close = found and found.end
+        if close is None or close >= value_end:
+            return value_end
+        cast = self.token(close + 1, value_end + 1)
+        if cast.text in ('as', 'satisfies') and \
+                self.skip_type(cast.end, value_end + 1) == value_end + 1:
+            return close
+        return value_end
 
     def in_callback(self, position):
         """Whether position lies in the body of a function handed to a call, a callback

@@ -580,6 +580,25 @@ class LexerTests(TempDirCase):
             ('lift', 1, 2), ('isPair', 3, 3), ('decode', 4, 4), ('Codec', 5, 9),
             ('Codec.create', 6, 8), ('handlers.onDone', 11, 11), ('make', 13, 15)})
 
+    def test_a_value_bound_with_a_cast_is_read_without_it(self):
+        source = textwrap.dedent('''\
+            const Proto = {
+              toString() {
+                return "P"
+              },
+            } as const
+            export const copy = (<A>(self: Array<A>): Array<A> => self.slice()) as any
+            export const withTrace: WithTrace = function () {
+              return trace()
+            } satisfies Tracer
+            export const coerce = {
+              string: ((arg) => make(arg)) as (typeof ZodString)["create"],
+            }
+            ''')
+        self.assertEqual(definitions_of(source.encode(), 'k.ts'), {
+            ('Proto.toString', 2, 4), ('copy', 6, 6), ('withTrace', 7, 9),
+            ('coerce.string', 11, 11)})
+
     def test_an_unbalanced_file_is_cut_in_windows_and_reported(self):
         repo = self.tmp / 'repo'
         write(repo / 'broken.go', 'package p\n\nfunc F() {\n\tif x {\n}\n' * 3)
