@@ -3464,6 +3464,7 @@ class JsCode(JsReader):
             inner = scope + ((name, 'class'),)
         else:
             inner = scope + (('<anonymous>', 'class'),)
+        self.walk_code(region.block, keyword + 5, body.open, inner)    # extends f({...})
         self.walk_class(body, inner)
         return body.close + 1
 
@@ -3787,7 +3788,16 @@ class JsFile(JsCode):
             return keyword[1]
         start = self.prefix_start(keyword[0], JS_PREFIX_WORDS)
         self.emit(scope, token.text, 'interface', (start, body.close), body)
-        self.walk_interface(body, scope + ((token.text, 'interface'),))
+        inner = scope + ((token.text, 'interface'),)
+        position = token.end
+        while True:                         # extends Op<"Tag", { run(): void }>
+            opener = self.masked.find('{', position, body.open)
+            if opener < 0:
+                break
+            if opener in self.blocks:
+                self.walk_interface(self.blocks[opener], inner)
+            position = self.pairs.get(opener, opener) + 1
+        self.walk_interface(body, inner)
         return body.close + 1
 
     def enum(self, keyword, high, scope):

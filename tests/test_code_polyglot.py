@@ -599,6 +599,22 @@ class LexerTests(TempDirCase):
             ('Proto.toString', 2, 4), ('copy', 6, 6), ('withTrace', 7, 9),
             ('coerce.string', 11, 11)})
 
+    def test_what_a_class_or_interface_extends_names_its_functions(self):
+        source = textwrap.dedent('''\
+            export class Lowercase extends transform(Str, Lower, {
+              decode: (s) => s.toLowerCase(),
+              encode: (s) => {
+                return s
+              },
+            }) {}
+            export interface BracketOut extends Op<"BracketOut", {
+              acquire(): Effect<unknown>
+            }> {}
+            ''')
+        self.assertEqual(definitions_of(source.encode(), 'x.ts'), {
+            ('Lowercase', 1, 6), ('Lowercase.decode', 2, 2), ('Lowercase.encode', 3, 5),
+            ('BracketOut', 7, 9), ('BracketOut.acquire', 8, 8)})
+
     def test_an_unbalanced_file_is_cut_in_windows_and_reported(self):
         repo = self.tmp / 'repo'
         write(repo / 'broken.go', 'package p\n\nfunc F() {\n\tif x {\n}\n' * 3)
