@@ -2637,7 +2637,7 @@ JS_EXPRESSION_EVENT = re.compile(r'[,;)\]}(\[{\n\0<]')
 JS_ANGLE_EVENT = re.compile(r'=>|&&|\|\||[<>()\[\]{};]')
 JS_MODULE_CALLEES = frozenset(('define', 'require'))    # AMD: their callbacks are modules
 JS_AFTER_TYPE_ARGUMENTS = re.compile(r'[({]|=>')
-JS_TYPE_ARGUMENTS_REACH = 2000  # how far a call's type arguments f<A, B>(x) may reach ...
+JS_TYPE_ARGUMENTS_REACH = 4000  # how far a call's type arguments f<A, B>(x) may reach ...
 JS_STATEMENT_WORD = re.compile(r'(?<![\w$.])(?:function|let|var|return|if|for|while|class|'
                                r'export|throw)(?![\w$])')   # ... holding none (<const T> is one)
 
@@ -3017,11 +3017,10 @@ class JsReader:
         the line break before position (no semicolon is inserted there)."""
         masked = self.masked
         char = masked[last]
-        if char == '!' and (JS_NAME_CHAR.match(masked, last - 1) or masked[last - 1] in ')]'):
-            return False                # x!: TypeScript's non-null assertion ...
-        if char == '>' and masked[last - 1] != '=' and self.skip_angle_back(last) is not None:
-            return False                # ... and `as Map<K, V>` end an expression
-        if char in '=+-*/%&|^!~?:<>,.(':
+        ended = char == '!' and (JS_NAME_CHAR.match(masked, last - 1) or
+                                 masked[last - 1] in ')]') or \
+            char == '>' and masked[last - 1] != '=' and self.skip_angle_back(last) is not None
+        if char in '=+-*/%&|^!~?:<>,.(' and not ended:      # x! and as Map<K, V> can end
             return not (char in '+-' and last > 0 and masked[last - 1] == char)
         if char != ' ':
             word = self.word_ending(last)

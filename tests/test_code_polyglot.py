@@ -557,6 +557,15 @@ class LexerTests(TempDirCase):
             ('Inspectable.toJSON', 10, 10), ('Inspectable.[NodeInspectSymbol]', 11, 11),
             ('Inspectable.either', 12, 12), ('Inspectable.is', 13, 13),
             ('withDefault', 15, 20)})
+        conditional = textwrap.dedent('''\
+            export const Class = <Self = never>(identifier: string) =>
+            <Fields extends Struct.Fields>(
+              fields: Fields
+            ): [Self] extends [never] ? MissingSelfGeneric<"Class">
+              : Class<Self, Fields> =>
+              makeClass({ identifier, fields })
+            ''')
+        self.assertEqual(definitions_of(conditional.encode(), 'c.ts'), {('Class', 1, 6)})
 
     def test_a_return_type_with_type_arguments_keeps_the_function_whole(self):
         source = textwrap.dedent('''\
