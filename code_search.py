@@ -824,6 +824,7 @@ SPECIAL = {
     'tsx': re.compile(r'["\'`/(){}\[\]<]'),
 }
 CLOSERS = {')': '(', ']': '[', '}': '{'}
+SHEBANG = re.compile(r'#!(?!\s*\[).*')     # a script's first line, not Rust's #![attribute]
 STRING_END = {'"': re.compile(r'(?:[^"\\\n]|\\.)*"', re.S), "'": re.compile(r"(?:[^'\\\n]|\\.)*'", re.S),
               'rust': re.compile(r'(?:[^"\\]|\\.)*"', re.S)}   # Rust strings may span lines
 JAVA_CHAR = re.compile(r"'(?:[^'\\\n]|\\.[^'\n]*?)'")
@@ -900,7 +901,10 @@ def scan(text, language):
     grammar is ambiguous (regex against division, < of JSX against less-than) is
     confined to its line: a regex literal or a string must close on the line it starts."""
     found = Scanning(text, language, [], [], {}, [], [], {})
-    scan_code(found, 0, False)
+    shebang = SHEBANG.match(text)
+    if shebang:                     # blank, but no doc comment of what follows it
+        found.blanks.append((0, shebang.end()))
+    scan_code(found, shebang.end() if shebang else 0, False)
     return Scan(text, mask(text, found.blanks), found.pairs, found.comments,
                 line_starts_of(text), not found.problems, sorted(found.literals))
 
@@ -1780,8 +1784,9 @@ RUST_MACRO_DEFINITION = re.compile(r'macro(?:_rules\s*!)?\s+' + RUST_IDENT + r'\
 RUST_NOT_MACROS = frozenset('''if while match return in else let for loop break continue
 mut ref as move yield await impl dyn where unsafe'''.split())
 RUST_MODIFIERS = frozenset('pub const async unsafe extern default auto crate'.split())
+RUST_MACRO_PATH = re.compile(r'(?:' + RUST_IDENT + r'\s*::\s*)*' + RUST_IDENT + r'\s*\Z')
 RUST_ITEM_AFTER = frozenset(';{}')
-RUST_HEADER_STOP = re.compile(r'[{;(\[<>]')
+RUST_HEADER_STOP = re.compile(r'[{};(\[<>]')
 RUST_SEMICOLON_STOP = re.compile(r'[;=(\[{<>]')
 RUST_FOR = re.compile(r'\bfor\b(?!\s*<)')
 RUST_WHERE = re.compile(r'\bwhere\b')
@@ -1793,6 +1798,17 @@ RUST_KINDS = {'struct': 'struct', 'enum': 'enum', 'union': 'union', 'trait': 'tr
               'mod': 'module', 'type': 'type', 'macro_rules': 'macro', 'impl': 'impl'}
 
 
+def outermost_spans(opens, pairs):
+    """The sorted, disjoint (open, close) spans of the brackets at opens that no other
+    of them encloses."""
+    spans, reach = [], -1
+    for open_at in opens:
+        if open_at > reach:
+            spans.append((open_at, pairs[open_at]))
+            reach = pairs[open_at]
+    return spans
+
+
 class RustFile(MaskedFile):
     """The Rust finder's state for one file."""
 
@@ -1801,10 +1817,11 @@ class RustFile(MaskedFile):
         self.closers = {c: o for o, c in scanned.pairs.items()}
         self.decls = []
         self.scopes = []          # (close offset, name, kind) of the enclosing items
-        self.trees = self.token_trees()
+        self.tree_opens = self.token_tree_opens()
+        self.trees = outermost_spans(self.tree_opens, self.pairs)
 
-    def token_trees(self):
-        """Sorted, disjoint (open, close) spans of macro invocation arguments, macro
+    def token_tree_opens(self):
+        """The sorted offsets of the brackets that open macro invocation arguments, macro
         definition bodies and attributes: the grammar parses no items in them."""
         masked = self.masked
         opens = []
@@ -1817,18 +1834,34 @@ class RustFile(MaskedFile):
         for match in RUST_MACRO_DEFINITION.finditer(masked):
             if match.start() == 0 or not WORD_END.match(masked, match.start() - 1):
                 opens.append(match.start(1))
-        spans, reach = [], -1
-        for open_at in sorted(opens):
-            close = self.pairs.get(open_at)
-            if close is not None and open_at > reach:
-                spans.append((open_at, close))
-                reach = close
-        return spans
+        return sorted(open_at for open_at in opens if open_at in self.pairs)
 
     def in_token_tree(self, offset):
         """Whether offset lies inside one of the token-tree spans."""
         place = bisect.bisect_right(self.trees, (offset, len(self.masked))) - 1
         return place >= 0 and self.trees[place][0] < offset < self.trees[place][1]
+
+    def in_item_macro(self, offset):
+        """Whether every token tree around offset is the braces of a macro invoked where
+        an item may stand, outside any function: tokio's cfg_rt! { pub fn spawn() ... }
+        holds items (a function's statement macros, quote! { fn #name() }, and a
+        macro_rules! body are code)."""
+        if any(scope[2] == 'fn' for scope in self.scopes):
+            return False
+        outer = self.trees[bisect.bisect_right(self.trees, (offset, len(self.masked))) - 1][0]
+        first = bisect.bisect_left(self.tree_opens, outer)
+        last = bisect.bisect_left(self.tree_opens, offset)
+        return all(self.pairs[opener] < offset or self.item_macro(opener)
+                   for opener in self.tree_opens[first:last])
+
+    def item_macro(self, opener):
+        """Whether the '{' at opener is the body of a macro invoked where an item may
+        stand (name! { ... } after a ';', a '}' or an attribute)."""
+        bang = self.last_significant(opener)
+        if self.masked[opener] != '{' or bang < 0 or self.masked[bang] != '!':
+            return False
+        path = RUST_MACRO_PATH.search(self.masked, max(0, bang - WORD_WINDOW), bang)
+        return path is not None and self.item_start(path.start()) is not None
 
     def walk(self):
         """Find every item in the file, in order, keeping the stack of enclosing scopes."""
@@ -1841,11 +1874,13 @@ class RustFile(MaskedFile):
             if keyword.start() and WORD_END.match(masked, keyword.start() - 1):
                 continue
             match = RUST_ITEM.match(masked, keyword.start())
-            if not match or self.in_token_tree(match.start()):
+            if not match:
                 continue
             position = match.end()
             while self.scopes and self.scopes[-1][0] < match.start():
                 self.scopes.pop()
+            if self.in_token_tree(match.start()) and not self.in_item_macro(match.start()):
+                continue
             starts = self.item_start(match.start())
             if starts is None:
                 continue
@@ -1899,12 +1934,13 @@ class RustFile(MaskedFile):
 
     def header_end(self, position):
         """Offset of the '{' or ';' that ends an item header from position (brackets and
-        generic angle brackets skipped), or None."""
+        generic angle brackets skipped), or None (at the '}' that closes what holds it:
+        neg! { impl Neg for Simd<f32> } lists impls without bodies)."""
         masked, pairs = self.masked, self.pairs
         angles = 0
         while True:
             match = RUST_HEADER_STOP.search(masked, position)
-            if not match:
+            if not match or match.group() == '}':
                 return None
             char, start = match.group(), match.start()
             position = start + 1

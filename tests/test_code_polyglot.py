@@ -450,6 +450,38 @@ class LinesTests(TempDirCase):
                           if c['symbol'] in ('sizeText', 'orBlank')},
                          {'sizeText': 'Map<K, V>', 'orBlank': 'String?'})
 
+    def test_rust_items_in_a_macro_invoked_as_an_item_are_definitions(self):
+        source = textwrap.dedent('''\
+            #!/usr/bin/env -S cargo +nightly -Zscript
+            macro_rules! cfg_rt { ($($i:item)*) => { $($i)* } }
+            cfg_rt! {
+                /// Spawns a task.
+                pub fn spawn() {}
+                impl Runtime {
+                    pub fn block_on(&self) {}
+                }
+            }
+            crate::cfg_net! {
+                #[cfg(unix)]
+                mod unix { pub fn bind() {} }
+            }
+            neg! {
+                impl Neg for Simd<f32>
+            }
+            fn build() -> TokenStream {
+                quote! { fn generated() {} }
+            }
+            doc! {macro_rules! join {
+                () => { fn generated_too() {} }
+            }}
+            ''')
+        self.assertEqual(definitions_of(source.encode(), 'm.rs'), {
+            ('cfg_rt', 2, 2), ('spawn', 5, 5), ('Runtime', 6, 8), ('Runtime.block_on', 7, 7),
+            ('unix', 11, 12), ('unix.bind', 12, 12), ('build', 17, 19), ('join', 20, 22)})
+        chunks = code_search.chunk_file(source.encode(), 'm.rs', 'x' * 64).chunks
+        self.assertEqual(next(c for c in chunks if c['symbol'] == 'spawn')['doc'],
+                         'Spawns a task.')
+
     def test_a_kotlin_enum_entry_names_the_methods_of_its_body(self):
         source = textwrap.dedent('''\
             enum class TransferKind {
