@@ -1384,6 +1384,7 @@ synchronized transient volatile strictfp default sealed non-sealed'''.split())
 JAVA_TYPE_TOKENS = re.compile(r'[\w$\s.<>\[\],?&]*\Z')
 THROWS = re.compile(r'\s*throws\s+[\w$.<>,\s]+\Z')
 DEFAULT_VALUE = re.compile(r'\s*default\s+[^;]*\Z', re.S)
+JAVA_ARRAY_DEFAULT = re.compile(r'\s*\bdefault\s*\Z')     # an annotation element's default {...}
 ANNOTATION = re.compile(r'@[\w$.]+')
 NEW_CLASS = re.compile(r'\bnew\s+[\w$.]+\s*(?:<[^;{}]*>)?\s*\Z')
 KINDS = {'class': 'class', 'interface': 'interface', 'enum': 'enum', 'record': 'record',
@@ -1418,8 +1419,8 @@ class JavaFile:
             return None
         prefix_start = skip_annotations(self.masked, self.pairs, start, opener)
         prefix = ANNOTATION.sub(' ', self.masked[prefix_start:start + name.start()])
-        if not JAVA_TYPE_TOKENS.match(prefix) or '=' in prefix:
-            return None
+        if not JAVA_TYPE_TOKENS.match(prefix) or '=' in prefix or prefix.lstrip()[:1] == '.':
+            return None                 # new Object() {}.hashCode(); is a call
         if any(word in JAVA_STATEMENT_WORDS for word in prefix.split()):
             return None
         return name.group().strip(), start + name.start()
@@ -1449,7 +1450,22 @@ class JavaFile:
             self.bodiless(position, block.close, scope, type_name)
 
     def classify(self, child, start, scope, context, type_name):
+        """Record what the block child, whose statement starts at start, is the body of
+        (a type, enum constant, method, constructor or anonymous class), and walk it."""
         masked = self.masked
+        if masked.count('(', start, child.open) > masked.count(')', start, child.open) \
+                and not self.anonymous_class(start, child.open):
+            self.walk(child, scope, 'body' if context != 'file' else 'file')
+            return                      # record R(@Ann({1}) int b): an argument's array
+        element = JAVA_ARRAY_DEFAULT.search(masked, start, child.open)
+        if context == 'type' and element:      # String[] names() default {};
+            method = self.method_header(start, element.start())
+            if method:
+                semicolon = masked.find(';', child.close)
+                self.decls.append(Decl(scope_name(scope, method[0]), 'method', start,
+                                       semicolon if semicolon >= 0 else child.close,
+                                       None, has_body=False))
+                return
         bare = skip_annotations(masked, self.pairs, start, child.open)
         kind = JAVA_TYPE.search(masked, bare, child.open)
         if kind and all(word in JAVA_MODIFIERS for word in masked[bare:kind.start()].split()):

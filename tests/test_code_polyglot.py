@@ -417,6 +417,33 @@ class LinesTests(TempDirCase):
             ('E', 1, 15), ('E.B.m', 3, 3), ('E.D.m', 6, 6), ('E.E', 8, 8), ('E.m', 9, 9),
             ('E.<anonymous>.run', 12, 12)})
 
+    def test_java_calls_after_anonymous_classes_and_arrays_in_headers_are_no_definitions(self):
+        source = textwrap.dedent('''\
+            class A {
+              Object x = new Object() {}.hashCode();
+              static final TypeAdapter<Class> CLASS = new TypeAdapter<Class>() {
+                public void write(int v) {}
+              }.nullSafe();
+            }
+            @interface B {
+              String[] names() default {};
+              String[] more() default {"x", "y"};
+              int n() default 1;
+            }
+            record C(@Ann({1}) int b) {}
+            class G<@Ann({1}) T> {
+              void m() {
+                executor.submit(new Runnable() {
+                  public void run() {}
+                });
+              }
+            }
+            ''')
+        self.assertEqual(definitions_of(source.encode(), 'A.java'), {
+            ('A', 1, 6), ('A.<anonymous>.write', 4, 4), ('B', 7, 11), ('B.names', 8, 8),
+            ('B.more', 9, 9), ('B.n', 10, 10), ('C', 12, 12), ('G', 13, 19), ('G.m', 14, 18),
+            ('G.m.<anonymous>.run', 16, 16)})
+
     def test_kotlin_accessors_after_locals_receivers_and_initializers(self):
         source = textwrap.dedent('''\
             class A {
