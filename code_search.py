@@ -2141,10 +2141,9 @@ def rust_declarations(scanned):
 # puts an automatic semicolon.
 
 # A declaration keyword (val, var, get and set for properties and their accessors, init
-# for an initializer block), not
-# part of a name (x.object, `fun`, @constructor).  Written as "one of its first letters,
-# then the rest" because a leading character set lets the regex engine skip ahead fast;
-# a plain alternation is three times slower.
+# for an initializer block), not part of a name (x.object, `fun`, @constructor).  Written
+# as "one of its first letters, then the rest" because a leading character set lets the
+# regex engine skip ahead fast; a plain alternation is three times slower.
 KOTLIN_KEYWORD = re.compile(r'[fciotvgs](?<![\w`@.$][fciotvgs])(?:(?<=f)un|(?<=c)lass'
                      r'|(?<=i)n(?:terface|it)|(?<=o)bject|(?<=t)ypealias|(?<=c)onstructor'
                      r'|(?<=v)a[lr]|(?<=[gs])et)(?![\w`])')
