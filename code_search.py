@@ -412,7 +412,9 @@ TYPE_LIKE_KINDS = TYPE_KINDS - {'module'} | {'constructor'}    # what TYPE_WEIGH
 WINDOW_LINES = 60           # lines in a window chunk of a text file ...
 WINDOW_OVERLAP = 10         # ... of which this many are shared with the next window
 LONG_LINE = 2000            # characters of a line that are indexed and shown; minified
-MINIFIED_LINE = 5000        # JS/TS with a line this long is minified: read in windows
+MINIFIED_LINE = 5000        # JS/TS with a line this long ...
+MINIFIED_MARKS = 100        # ... and this many ';', '{' and '}' on it is minified: read in
+                            # windows (a long string or table on a line is data)
 MINIFIED_LANGUAGES = frozenset({'javascript', 'typescript'})   # elsewhere it is data
 
 
@@ -467,7 +469,7 @@ def chunk_file(data, relative, sha256):
     lines = text_lines(text)
     note = ''
     if language in C_FAMILY:
-        if language in MINIFIED_LANGUAGES and any(len(line) > MINIFIED_LINE for line in lines):
+        if language in MINIFIED_LANGUAGES and any(minified(line) for line in lines):
             note = f'a line longer than {MINIFIED_LINE} characters (minified)'
         else:
             try:
@@ -479,6 +481,12 @@ def chunk_file(data, relative, sha256):
     return FileChunks(language or 'text', make_chunks(relative, revision, lines,
                                                       windows(relative, lines, language)),
                       f'{note}: indexed in line windows' if note else '')
+
+
+def minified(line):
+    """Whether a line of JavaScript or TypeScript is minified code (MINIFIED_LINE)."""
+    return len(line) > MINIFIED_LINE and \
+        line.count(';') + line.count('{') + line.count('}') >= MINIFIED_MARKS
 
 
 def decode_text(data):

@@ -723,6 +723,14 @@ class LexerTests(TempDirCase):
         self.assertIn('minified', read.note)
         self.assertLessEqual(len(read.chunks[0]['text']), code_search.LONG_LINE)
 
+    def test_a_long_string_in_javascript_is_data_not_minified_code(self):
+        source = ('const EMOJI = "%s";\nexport function makeJwt(a) {\n  return a;\n}\n'
+                  % ('\U0001F600' * 6000))
+        read = code_search.chunk_file(source.encode(), 'string.test.ts', 'x' * 64)
+        self.assertEqual(read.note, '')
+        self.assertIn(('makeJwt', 2, 4), {(c['symbol'], c['start'], c['end'])
+                                          for c in read.chunks})
+
     def test_a_long_data_line_outside_javascript_keeps_the_definitions(self):
         table = ', '.join(str(n) for n in range(2000))       # a table, not minified code
         source = f'package flate\n\nvar tokens = []int{{{table}}}\n\nfunc TestBlockHuff() {{\n}}\n'
