@@ -2681,7 +2681,7 @@ JS_TOKEN = re.compile(r'\s*(?:(?P<lit>\0)|(?P<word>#?(?:[^\W\d]|\$)[\w$]*)|(?P<n
 JS_NONSPACE = re.compile(r'\S')
 JS_ASYNC_GENERIC = re.compile(r'async\s*<')
 JS_CHAINED_ASSIGNMENT = re.compile(r'[A-Za-z_$][\w$]*(?:\s*\.\s*[A-Za-z_$][\w$]*)*\s*=(?![=>])\s*')
-JS_CALLEE = re.compile(r'(?!(?:new|typeof|await|void|function|async|class)\b)[A-Za-z_$][\w$]*'
+JS_CALLEE = re.compile(r'(?!(?:new|typeof|await|void|function|class)\b)[A-Za-z_$][\w$]*'
                        r'(?:\s*\.\s*[A-Za-z_$][\w$]*)*\s*(?=[(<])')
 JS_FUNCTION_START = re.compile(r'async\b|function\b|[(<]|(?:[^\W\d]|\$)[\w$]*\s*=>')
 JS_DECORATOR_TAIL = re.compile(r'@\s*[\w$]+(?:\s*\.\s*[\w$]+)*\s*\Z')

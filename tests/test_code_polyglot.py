@@ -235,6 +235,19 @@ class LinesTests(TempDirCase):
                 self.assertEqual(definitions_of(source.encode(), name),
                                  {('groupBy', 9, 11), ('wrapped', 14, 16)})
 
+    def test_a_function_named_async_may_wrap_one(self):
+        source = textwrap.dedent('''\
+            export const never: Effect<never> = async<never>(function () {
+              const interval = setInterval(noop, 2 ** 31 - 1)
+              return sync(() => clearInterval(interval))
+            })
+            export const later = async (x: number) => {
+              return x
+            }
+            ''')
+        self.assertEqual(definitions_of(source.encode(), 'a.ts'),
+                         {('never', 1, 4), ('later', 5, 7)})
+
     def test_a_wrapped_typescript_component_with_type_arguments_is_defined(self):
         source = textwrap.dedent('''\
             const Bar = React.memo<{
