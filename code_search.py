@@ -1465,8 +1465,8 @@ class JavaFile:
                 and not self.anonymous_class(start, child.open):
             self.walk(child, scope, 'body' if context != 'file' else 'file')
             return                      # record R(@Ann({1}) int b): an argument's array
-        element = JAVA_ARRAY_DEFAULT.search(masked, start, child.open)
-        if context == 'type' and element:      # String[] names() default {};
+        element = context == 'type' and JAVA_ARRAY_DEFAULT.search(masked, start, child.open)
+        if element:                             # String[] names() default {};
             method = self.method_header(start, element.start())
             if method:
                 semicolon = masked.find(';', child.close)
@@ -3666,7 +3666,7 @@ class JsCode(JsReader):
         last = self.before(opener)
         if last > 0 and self.masked.startswith('=>', last - 1):
             return self.arrow_start(last - 1)
-        parameters = self.closers.get(last) if last >= 0 else None
+        parameters = self.closers.get(last) if last >= 0 and self.masked[last] == ')' else None
         word = parameters is not None and self.word_before(parameters)
         if word and word[1] != 'function':
             word = self.word_before(word[0])            # function name(...) {
@@ -3685,7 +3685,7 @@ class JsCode(JsReader):
         if callee < 0 or self.masked[callee] in ')]>':
             return callee >= 0
         word = self.word_ending(callee)
-        return bool(word) and word[1] not in JS_KEYWORDS | JS_MODULE_CALLEES
+        return bool(word) and word[1] not in JS_KEYWORDS and word[1] not in JS_MODULE_CALLEES
 
     def wrapped_function(self, value_start, value_end):
         """The function that a call bound to a name wraps, as in lodash's `var groupBy =
