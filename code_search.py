@@ -119,6 +119,9 @@ REPEATED_NAME_WEIGHT = 0.5  # a hit with the path and name of a better one (a Ja
                             # Rust's fmt of Display and of Debug): another answer goes first
 PHRASE_WEIGHT = 2.0         # a hit with a string literal that holds, in a row, ...
 PHRASE_MIN_WORDS = 4        # ... this many of the question's words (a pasted message)
+PHRASE_WHOLE_WORDS = 2      # ... or, in a pasted message, all of a shorter literal's
+                            # words, if it has this many ('negative PUT argument'); so
+                            # many words after 'SomeError: ' make it a message
 PHRASE_DEPTH = 30           # how many leading candidates are read for their literals ...
 PASTED_DEPTH = 100          # ... or this many when the question looks pasted (PASTED)
 PLACEHOLDER_WORDS = 4       # words a %s or {name} of a literal may stand for in a message
@@ -5681,16 +5684,18 @@ def explain_chunk(index, terms, statistics, n, factors):
 
 
 MESSAGE_TYPE = re.compile(r'\s*([A-Za-z_][\w.]*)\s*:\s')
-PASTED = re.compile(r'[:"=()<>\[\]{}0-9]|\B\'|\'\B')   # what a message has and words seldom
-                                                    # do (an apostrophe in a word is no quote)
+MESSAGE_MARKS = re.compile(r'[:"=()<>\[\]{}]|\B\'|\'\B')  # what a message has and words
+PASTED = re.compile(MESSAGE_MARKS.pattern + '|[0-9]')   # seldom do (an apostrophe in a word
+                                                        # is no quote), or a number
 
 
 def message_type(question):
     """The type a pasted message starts with, lowercased ('zipfile.badzipfile' of
-    'zipfile.BadZipFile: File is not a zip file'), or ''.  The asker wants the code that
-    raises or logs the message, not the type's own definition: it earns no exact name."""
+    'zipfile.BadZipFile: File is not a zip file'), or '' when fewer than
+    PHRASE_WHOLE_WORDS words follow it.  The asker wants the code that raises or logs the
+    message, not the type's own definition (or constructor): it earns no exact name."""
     match = MESSAGE_TYPE.match(question)
-    if match and len(question_words(question[match.end():])) >= PHRASE_MIN_WORDS:
+    if match and len(question_words(question[match.end():])) >= PHRASE_WHOLE_WORDS:
         return match.group(1).lower()
     return ''
 
@@ -5708,15 +5713,22 @@ def question_words(question):
 def phrase_words(question, text):
     """The most words of one string literal in text (adjacent literals joined) that the
     question holds in a row; a placeholder (%s, {name}, ${x}) matches any one to
-    PLACEHOLDER_WORDS words.
+    PLACEHOLDER_WORDS words.  A message (MESSAGE_MARKS: a number alone is no message)
+    holding the whole of a shorter literal ('bad escape %s', at least PHRASE_WHOLE_WORDS
+    words) counts as PHRASE_MIN_WORDS.
     A pasted error message or log line then finds the code that prints it."""
     asked = question_words(question)
     wanted = set(asked)
+    pasted = bool(MESSAGE_MARKS.search(question))
     best = 0
     for literal in STRING_LITERALS.findall(text):
         tokens = [token.lower() for token in PHRASE_TOKEN.findall(PLACEHOLDER.sub('\x00', literal))]
-        if len(wanted.intersection(tokens)) < PHRASE_MIN_WORDS:
+        words = [token for token in tokens if token != '\x00']
+        short = pasted and PHRASE_WHOLE_WORDS <= len(words) < PHRASE_MIN_WORDS and \
+            wanted.issuperset(words)
+        if not short and len(wanted.intersection(tokens)) < PHRASE_MIN_WORDS:
             continue
+        run = 0
         previous = [0] * (len(asked) + 1)           # words matched in a row, ending here
         for token in tokens:
             current = [0] * (len(asked) + 1)
@@ -5725,8 +5737,9 @@ def phrase_words(question, text):
                     current[j] = max(previous[max(0, j - PLACEHOLDER_WORDS):j])
                 elif token == word:
                     current[j] = previous[j - 1] + 1
-            best = max(best, max(current))
+            run = max(run, max(current))
             previous = current
+        best = max(best, PHRASE_MIN_WORDS if short and run == len(words) else run)
     return best
 
 

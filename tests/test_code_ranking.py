@@ -103,8 +103,40 @@ class RankingTests(RankingCase):
         self.assertEqual([hit['symbol'] for hit in hits], ['parse_header_line', 'HeaderError'])
         self.assertNotIn('exact name', hits[1]['explain']['factors'])
         self.assertEqual(code_search.message_type(pasted), 'errors.headererror')
-        self.assertEqual(code_search.message_type('HeaderError: no colon'), '')  # too short
+        self.assertEqual(code_search.message_type('HeaderError: no colon'), 'headererror')
+        self.assertEqual(code_search.message_type('HeaderError: colon'), '')     # too short
         self.assertEqual(search_tree(root, 'HeaderError', 1)[0]['symbol'], 'HeaderError')
+
+    def test_a_pasted_message_finds_the_whole_of_a_short_literal(self):
+        # 'negative PUT argument' has three words, fewer than PHRASE_MIN_WORDS: pasted,
+        # all of them in a row still count; asked in words, or only in part, they do not.
+        root = self.tmp / 'pickler'
+        write(root / 'queue.py', (
+            'class Queue:\n'
+            '    def put(self, item):\n'
+            '        """Put an item into the queue; a negative timeout is an argument\n'
+            '        error, so put checks its argument first."""\n'
+            '        self.items.append(item)\n'))
+        write(root / 'unpickler.py', (
+            'def load_put(stack, memo, index):\n'
+            '    if index < 0:\n'
+            '        raise ValueError("negative PUT argument")\n'
+            '    memo[index] = stack[-1]\n'))
+        hits = search_tree(root, 'ValueError: negative PUT argument', 2)
+        self.assertEqual([hit['symbol'] for hit in hits], ['load_put', 'Queue.put'])
+        self.assertEqual(hits[0]['explain']['factors'], {'phrase': code_search.PHRASE_WEIGHT})
+        literal = '"negative PUT argument"'
+        self.assertEqual(code_search.phrase_words('ValueError: negative PUT argument', literal),
+                         code_search.PHRASE_MIN_WORDS)
+        self.assertEqual(code_search.phrase_words('error: bad escape x.txt', '"bad escape %s"'),
+                         code_search.PHRASE_MIN_WORDS)
+        self.assertEqual(code_search.phrase_words('is a negative PUT argument allowed', literal),
+                         0)                                          # not pasted
+        self.assertEqual(code_search.phrase_words('the 2 negative PUT argument', literal),
+                         0)                                          # a number is no message
+        self.assertLess(code_search.phrase_words('ValueError: negative argument PUT', literal),
+                        code_search.PHRASE_MIN_WORDS)                # not in a row
+        self.assertEqual(code_search.phrase_words('ValueError: negative PUT', literal), 0)
 
     def test_a_raiser_deep_among_the_candidates_is_read_for_its_literal(self):
         # Forty functions whose docstrings say some of the message's words outrank the
