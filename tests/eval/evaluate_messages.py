@@ -3,7 +3,7 @@
 (standard library only).
 
 Usage:  python tests/eval/evaluate_messages.py [--tool FILE] [--count N] [--seed N]
-                                               [--worst N]
+                                               [--worst N] [--language LANG --root DIR]
 
 No question here is written by hand, so none can be tuned on: each is what Python
 prints for one `raise SomeError("...")` of this interpreter's standard library
@@ -15,6 +15,15 @@ words are left out.  --count questions are drawn with --seed (the same sample fo
 the same interpreter), the standard library is copied to a temporary folder
 without site-packages and indexed in memory, and the tool (this project's
 code_search.py unless --tool names another) answers each with top_k=10.
+
+--language go|java|rust|typescript with --root DIR (a corpus folder, e.g. one that
+evaluate_polyglot.py --corpus-dir built, indexed in place) draws the messages of
+that language's code instead, found by pattern, not parsed: Java's and TypeScript's
+`throw new SomeError("..." + x + "...")` (as `SomeError: message`), Go's
+errors.New and fmt.Errorf, Rust's panic! and .expect; each string literal's
+placeholders (%v, {}, {name}, ${x}) and each expression between literals are
+filled, and the gold answer is the innermost definition code_search gives the line
+(test files, testdata/ and the examples of doc comments left out).
 
 Printed: MRR@10, R@1 and R@10; with --worst N, N misses with our top 3.  Not a unit
 test: the name does not start with test_.
@@ -89,22 +98,89 @@ def raised_messages(root, rng):
     return found
 
 
+STRING = r'"(?:[^"\\\n]|\\.)*"'
+THROWN = {    # language: (suffix, pattern of (type or nothing, the message's expression))
+    'java': ('.java', r'throw\s+new\s+([\w.]+)\s*\(\s*(' + STRING + r'(?:\s*\+\s*(?:'
+             + STRING + r'|[\w.()\[\]]+))*)\s*[,)]'),
+    'typescript': ('.ts', r'throw\s+new\s+(\w+)\s*\(\s*(' + STRING
+                   + r"|'(?:[^'\\\n]|\\.)*'|`[^`]*`)\s*[,)]"),
+    'go': ('.go', r'()(?:errors\.New|fmt\.Errorf)\(\s*(' + STRING + ')'),
+    'rust': ('.rs', r'()(?:panic!|\.expect)\(\s*(' + STRING + ')'),
+}
+FOREIGN_PLACEHOLDER = re.compile(r'%[-+# 0]*\d*(?:\.\d+)?[a-zA-Z]|\$?\{[^{}]*\}')
+LITERAL_OR_NOT = re.compile(r'\s*(?:' + STRING + r"|'(?:[^'\\\n]|\\.)*'|`[^`]*`|[^+\s][^+]*)")
+
+
+def printed_expression(expression, rng):
+    """The text a message expression prints: its literals with placeholders filled, and
+    each expression between them filled."""
+    def fill(match=None):
+        return rng.choice(FILLERS)
+
+    text = ''
+    for part in LITERAL_OR_NOT.findall(expression):
+        part = part.strip()
+        if part[:1] in '"\'`':
+            text += FOREIGN_PLACEHOLDER.sub(fill, part[1:-1]).replace('\\"', '"')
+        elif part:
+            text += fill()
+    return text
+
+
+def thrown_messages(root, language, chunks, rng):
+    """{'Type: message' or 'message': {(path, innermost definition)}} of the errors a
+    language's code under root throws."""
+    suffix, pattern = THROWN[language]
+    pattern = re.compile(pattern)
+    by_path = collections.defaultdict(list)
+    for chunk in chunks:
+        if chunk['kind'] not in ('module', 'window'):
+            by_path[chunk['path']].append(chunk)
+    found = collections.defaultdict(set)
+    for path in sorted(by_path):
+        if not path.endswith(suffix) or path.endswith(('_test.go', '/tests.rs')) \
+                or {'test', 'tests', 'testdata'} & set(path.split('/')[:-1]):
+            continue
+        text = Path(root, path).read_text(encoding='utf-8', errors='replace')
+        for match in pattern.finditer(text):
+            before = text[text.rfind('\n', 0, match.start()) + 1:match.start()].lstrip()
+            if before.startswith(('//', '*', '/*')):            # a doc comment's example
+                continue
+            line = text.count('\n', 0, match.start()) + 1
+            holding = [chunk for chunk in by_path[path] if chunk['start'] <= line <= chunk['end']]
+            message = printed_expression(match.group(2), rng).strip()
+            if holding and '\n' not in message and len(message.split()) >= 3:
+                inner = min(holding, key=lambda chunk: chunk['end'] - chunk['start'])
+                kind = match.group(1).rpartition('.')[2]
+                found[f'{kind}: {message}' if kind else message].add((path, inner['symbol']))
+    return found
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--tool', help="a code_search.py to evaluate (default: the project's)")
     parser.add_argument('--count', type=int, default=300)
     parser.add_argument('--seed', type=int, default=7)
     parser.add_argument('--worst', type=int, default=0, metavar='N')
+    parser.add_argument('--language', default='python', choices=('python',) + tuple(THROWN))
+    parser.add_argument('--root', help='the corpus of --language (not python)')
     args = parser.parse_args()
+    if args.language != 'python' and not (args.root and os.path.isdir(args.root)):
+        parser.error(f'--language {args.language} needs --root DIR, a folder of its code')
     tool = load_tool(args.tool)
     with tempfile.TemporaryDirectory() as scratch:
-        root = Path(copy_stdlib(stdlib_root(), scratch))
         rng = random.Random(args.seed)
-        found = raised_messages(root, rng)
+        if args.language == 'python':
+            root = Path(copy_stdlib(stdlib_root(), scratch))
+            found = raised_messages(root, rng)
+            chunks, _ = tool.scan_tree(root)
+        else:
+            root = Path(args.root)
+            chunks, _ = tool.scan_tree(root)
+            found = thrown_messages(root, args.language, chunks, rng)
         questions = sorted(found)
         rng.shuffle(questions)
         questions = questions[:args.count]
-        chunks, _ = tool.scan_tree(root)
         index = tool.make_search_index(chunks)
         ranks, misses = [], []
         for question in questions:
@@ -116,7 +192,8 @@ def main():
                 misses.append((rank, question, sorted(found[question])[0],
                                [f"{hit['path']}:{hit['symbol']}" for hit in hits[:3]]))
     count = max(len(ranks), 1)
-    print(f'{tool.__file__} on {len(ranks)} messages raised in the standard library '
+    where = 'the standard library' if args.language == 'python' else f'{args.root}'
+    print(f'{tool.__file__} on {len(ranks)} {args.language} messages raised in {where} '
           f'(Python {sys.version.split()[0]}, seed {args.seed})')
     print(f'MRR@10 {sum(1 / rank for rank in ranks if rank) / count:.3f}   '
           f'R@1 {sum(rank == 1 for rank in ranks) / count:.3f}   '
