@@ -5324,6 +5324,7 @@ GO_UNEXPORTED_NAME = re.compile(r'(^|\.)[a-z_]')   # Go: a lowercase name is pac
 INTERNAL_PATH = re.compile(r'(^|/)vendor/|(^|/)internal/.*\.go$|(^|/)sys(_common)?/.*\.rs$'
                            r'|(^|/)(sun|jdk/internal)/.*\.java$')
 TEST_PATH = re.compile(r'(^|/)(tests?|testing|idle_test|__tests__|testdata|benches)/'
+                       r'|(^|/)src/[a-z]\w*Test/'            # Gradle's jvmTest, androidTest
                        r'|(^|/)test_[^/]*$|(^|/)tests?\.rs$'
                        r'|_tests?\.(py|go|rs)$|(Tests?|Spec)\.(java|kt|kts)$'
                        r'|\.(test|spec)\.[cm]?[jt]sx?$')

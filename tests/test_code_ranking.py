@@ -162,9 +162,12 @@ class RankingTests(RankingCase):
     def test_test_files_of_every_language_are_known_by_their_paths(self):
         tests = ['tests/test_sessions.py', 'web/test_app.py', 'net/http/serve_test.go',
                  'src/test/java/StoreTest.java', 'app/Shelf.spec.ts', 'lib/__tests__/a.js',
-                 'std/src/fs/tests.rs', 'core/benches/iter.rs', 'alloc/tests/vec.rs']
+                 'std/src/fs/tests.rs', 'core/benches/iter.rs', 'alloc/tests/vec.rs',
+                 'okhttp/src/jvmTest/kotlin/okhttp3/FakeRoutePlanner.kt',
+                 'app/src/androidTest/java/Helper.java']
         code = ['web/sessions.py', 'net/http/server.go', 'src/main/java/Store.java',
-                'std/src/fs.rs', 'core/src/iter/mod.rs', 'attest/contest.py']
+                'std/src/fs.rs', 'core/src/iter/mod.rs', 'attest/contest.py',
+                'okhttp/src/jvmMain/kotlin/okhttp3/RoutePlanner.kt', 'src/LoadTest/a.kt']
         self.assertEqual([path for path in tests if not code_search.TEST_PATH.search(path)], [])
         self.assertEqual([path for path in code if code_search.TEST_PATH.search(path)], [])
 

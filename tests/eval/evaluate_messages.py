@@ -16,12 +16,13 @@ the same interpreter), the standard library is copied to a temporary folder
 without site-packages and indexed in memory, and the tool (this project's
 code_search.py unless --tool names another) answers each with top_k=10.
 
---language go|java|rust|typescript with --root DIR (a corpus folder, e.g. one that
+--language go|java|javascript|kotlin|rust|typescript with --root DIR (a corpus folder, e.g. one that
 evaluate_polyglot.py --corpus-dir built, indexed in place) draws the messages of
-that language's code instead, found by pattern, not parsed: Java's and TypeScript's
-`throw new SomeError("..." + x + "...")` (as `SomeError: message`), Go's
+that language's code instead, found by pattern, not parsed: Java's, TypeScript's and
+JavaScript's `throw new SomeError("..." + x + "...")` (as `SomeError: message`),
+Kotlin's `throw SomeError("...")`, Go's
 errors.New and fmt.Errorf, Rust's panic! and .expect; each string literal's
-placeholders (%v, {}, {name}, ${x}) and each expression between literals are
+placeholders (%v, {}, {name}, ${x}, $x) and each expression between literals are
 filled, and the gold answer is the innermost definition code_search gives the line
 (test files, testdata/ and the examples of doc comments left out).
 
@@ -104,10 +105,13 @@ THROWN = {    # language: (suffix, pattern of (type or nothing, the message's ex
              + STRING + r'|[\w.()\[\]]+))*)\s*[,)]'),
     'typescript': ('.ts', r'throw\s+new\s+(\w+)\s*\(\s*(' + STRING
                    + r"|'(?:[^'\\\n]|\\.)*'|`[^`]*`)\s*[,)]"),
+    'javascript': ('.js', r'throw\s+new\s+(\w+)\s*\(\s*(' + STRING
+                   + r"|'(?:[^'\\\n]|\\.)*'|`[^`]*`)\s*[,)]"),
+    'kotlin': ('.kt', r'throw\s+([\w.]+)\s*\(\s*(' + STRING + r')\s*[,)]'),
     'go': ('.go', r'()(?:errors\.New|fmt\.Errorf)\(\s*(' + STRING + ')'),
     'rust': ('.rs', r'()(?:panic!|\.expect)\(\s*(' + STRING + ')'),
 }
-FOREIGN_PLACEHOLDER = re.compile(r'%[-+# 0]*\d*(?:\.\d+)?[a-zA-Z]|\$?\{[^{}]*\}')
+FOREIGN_PLACEHOLDER = re.compile(r'%[-+# 0]*\d*(?:\.\d+)?[a-zA-Z]|\$?\{[^{}]*\}|\$\w+')
 LITERAL_OR_NOT = re.compile(r'\s*(?:' + STRING + r"|'(?:[^'\\\n]|\\.)*'|`[^`]*`|[^+\s][^+]*)")
 
 
