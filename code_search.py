@@ -5686,8 +5686,9 @@ def explain_chunk(index, terms, statistics, n, factors):
 
 MESSAGE_TYPE = re.compile(r'\s*([A-Za-z_][\w.]*)\s*:\s')
 MESSAGE_MARKS = re.compile(r'[:"=()<>\[\]{}]|\B\'|\'\B')  # what a message has and words
-PASTED = re.compile(MESSAGE_MARKS.pattern + '|[0-9]')   # seldom do (an apostrophe in a word
-                                                        # is no quote), or a number
+                                                          # seldom do (an apostrophe in a
+                                                          # word is no quote)
+PASTED = re.compile(MESSAGE_MARKS.pattern + '|[0-9]')   # those or a number: it looks pasted
 
 
 def message_type(question):
