@@ -24,7 +24,7 @@ Kotlin's `throw SomeError("...")`, Go's
 errors.New and fmt.Errorf, Rust's panic! and .expect; each string literal's
 placeholders (%v, {}, {name}, ${x}, $x) and each expression between literals are
 filled, and the gold answer is the innermost definition code_search gives the line
-(test files, testdata/ and the examples of doc comments left out).
+(code_search's test files, TEST_PATH, and the examples of doc comments left out).
 
 Printed: MRR@10, R@1 and R@10; with --worst N, N misses with our top 3.  Not a unit
 test: the name does not start with test_.
@@ -100,13 +100,12 @@ def raised_messages(root, rng):
 
 
 STRING = r'"(?:[^"\\\n]|\\.)*"'
+JS_THROW = r'throw\s+new\s+(\w+)\s*\(\s*(' + STRING + r"|'(?:[^'\\\n]|\\.)*'|`[^`]*`)\s*[,)]"
 THROWN = {    # language: (suffix, pattern of (type or nothing, the message's expression))
     'java': ('.java', r'throw\s+new\s+([\w.]+)\s*\(\s*(' + STRING + r'(?:\s*\+\s*(?:'
              + STRING + r'|[\w.()\[\]]+))*)\s*[,)]'),
-    'typescript': ('.ts', r'throw\s+new\s+(\w+)\s*\(\s*(' + STRING
-                   + r"|'(?:[^'\\\n]|\\.)*'|`[^`]*`)\s*[,)]"),
-    'javascript': ('.js', r'throw\s+new\s+(\w+)\s*\(\s*(' + STRING
-                   + r"|'(?:[^'\\\n]|\\.)*'|`[^`]*`)\s*[,)]"),
+    'typescript': ('.ts', JS_THROW),
+    'javascript': ('.js', JS_THROW),
     'kotlin': ('.kt', r'throw\s+([\w.]+)\s*\(\s*(' + STRING + r')\s*[,)]'),
     'go': ('.go', r'()(?:errors\.New|fmt\.Errorf)\(\s*(' + STRING + ')'),
     'rust': ('.rs', r'()(?:panic!|\.expect)\(\s*(' + STRING + ')'),
@@ -131,9 +130,9 @@ def printed_expression(expression, rng):
     return text
 
 
-def thrown_messages(root, language, chunks, rng):
+def thrown_messages(tool, root, language, chunks, rng):
     """{'Type: message' or 'message': {(path, innermost definition)}} of the errors a
-    language's code under root throws."""
+    language's code under root throws, outside the files the tool takes for tests."""
     suffix, pattern = THROWN[language]
     pattern = re.compile(pattern)
     by_path = collections.defaultdict(list)
@@ -142,8 +141,7 @@ def thrown_messages(root, language, chunks, rng):
             by_path[chunk['path']].append(chunk)
     found = collections.defaultdict(set)
     for path in sorted(by_path):
-        if not path.endswith(suffix) or path.endswith(('_test.go', '/tests.rs')) \
-                or {'test', 'tests', 'testdata'} & set(path.split('/')[:-1]):
+        if not path.endswith(suffix) or tool.TEST_PATH.search(path):
             continue
         text = Path(root, path).read_text(encoding='utf-8', errors='replace')
         for match in pattern.finditer(text):
@@ -181,7 +179,7 @@ def main():
         else:
             root = Path(args.root)
             chunks, _ = tool.scan_tree(root)
-            found = thrown_messages(root, args.language, chunks, rng)
+            found = thrown_messages(tool, root, args.language, chunks, rng)
         questions = sorted(found)
         rng.shuffle(questions)
         questions = questions[:args.count]
@@ -196,7 +194,7 @@ def main():
                 misses.append((rank, question, sorted(found[question])[0],
                                [f"{hit['path']}:{hit['symbol']}" for hit in hits[:3]]))
     count = max(len(ranks), 1)
-    where = 'the standard library' if args.language == 'python' else f'{args.root}'
+    where = 'the standard library' if args.language == 'python' else args.root
     print(f'{tool.__file__} on {len(ranks)} {args.language} messages raised in {where} '
           f'(Python {sys.version.split()[0]}, seed {args.seed})')
     print(f'MRR@10 {sum(1 / rank for rank in ranks if rank) / count:.3f}   '
