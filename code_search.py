@@ -107,7 +107,8 @@ COMPOUND_MIN_USES = 5       # ... and used alone in this many fields of files of
 COMPOUND_LIMIT = 30         # compounds kept per part, the most used first
 COMPOUND_PREFIXES = frozenset(('is', 'has', 'to', 'as'))   # stop words compounds begin with
 PRIVATE_NAME_WEIGHT = 0.85  # private definitions (_name, `private`, Go's lowercase) rank
-                            # lower, and so do those in private folders (INTERNAL_PATH)
+                            # lower, and so do those in private folders (INTERNAL_PATH),
+                            # unless the question asks how code works (INSIDES_QUESTION)
 EXPORTED_WEIGHT = 1.3       # definitions a module lists in __all__: its public API
 MODULE_CODE_WEIGHT = 0.7    # a file's code outside definitions, whose docstring sums it up
 METHOD_WEIGHT = 0.8         # a Python method: a question in words more often wants a function
@@ -5596,6 +5597,7 @@ def rerank_by_name(index, question, scores, top_k, file_factors):
     named = named_in_question(question) - {message_type(question)}
     dotted = {name for name in named if '.' in name}
     in_words = not named and not PASTED.search(question)     # names nothing, pastes nothing
+    insides = bool(INSIDES_QUESTION.search(question))         # private code is the answer
     leading = sorted(scores, key=lambda n: (-scores[n], n))[:max(top_k, RERANK_DEPTH)]
     entries, factors = {n: chunk_entry(index, n) for n in leading}, {}
     for n, entry in entries.items():
@@ -5604,7 +5606,8 @@ def rerank_by_name(index, question, scores, top_k, file_factors):
             dotted and dotted_names(entry['path'], symbol) & dotted)
         applied = factors[n] = dict(file_factors.get(entry['path'], {}))
         for what, weight, holds in (('exact name', EXACT_NAME_WEIGHT, exact),
-                                    ('private name', PRIVATE_NAME_WEIGHT, private_name(entry)),
+                                    ('private name', PRIVATE_NAME_WEIGHT,
+                                     private_name(entry) and not insides),
                                     ('exported', EXPORTED_WEIGHT, bool(entry.get('exported'))),
                                     ('module code', MODULE_CODE_WEIGHT,
                                      entry['symbol'] == '<module>'),
@@ -5689,6 +5692,9 @@ MESSAGE_MARKS = re.compile(r'[:"=()<>\[\]{}]|\B\'|\'\B')  # what a message has a
                                                           # seldom do (an apostrophe in a
                                                           # word is no quote)
 PASTED = re.compile(MESSAGE_MARKS.pattern + '|[0-9]')   # those or a number: it looks pasted
+INSIDES_QUESTION = re.compile(    # how code works inside: 'how does the pool grow', 'how is
+    r'^\W*how (?:does|do(?! (?:i|you|we)\b)|is|are)\b|\binternal(?:ly)?\b|내부', re.I)
+                                  # the hash computed', '내부에서', but not 'how do I ...'
 
 
 def message_type(question):

@@ -203,6 +203,18 @@ class PrivateTests(TempDirCase):
                    if hit['explain']['factors'].get('private name') ==
                    code_search.PRIVATE_NAME_WEIGHT}
         self.assertEqual(private, {'Mutex.lockSlow', 'mutexProfile.Lock'})
+        for question in ('how does the mutex lock the slow way when it is held',
+                         'how is the mutex locked the slow way, internally',
+                         '뮤텍스를 내부에서 잠그는 방법'):
+            with self.subTest(question=question):
+                hits = search_tree(root, question, 3)
+                self.assertFalse(any('private name' in hit['explain']['factors']
+                                     for hit in hits))
+        hits = search_tree(root, 'how does the mutex lock the slow way when it is held', 1)
+        self.assertEqual(hits[0]['symbol'], 'Mutex.lockSlow')
+        hits = search_tree(root, 'how do I lock the mutex', 3)      # asks for the API
+        self.assertEqual(hits[0]['symbol'], 'Mutex.Lock')
+        self.assertIn('private name', hits[1]['explain']['factors'])
 
     def test_code_in_an_internal_folder_ranks_below_the_public_package(self):
         root = self.tmp / 'goroot'
