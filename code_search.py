@@ -92,8 +92,7 @@ FIELD_LENGTH_NORMALISATION = {'name': 0.3, 'scope': 0.3, 'path': 0.3,
                               'summary': 0.3}
 BM25_K1 = 1.2
 TEST_FILE_WEIGHT = 0.5      # test code ranks lower unless the question mentions tests
-PATH_WORD_WEIGHT = 1.2      # a file whose path holds a question's word: json/decoder.py for
-                            # json (or a Korean word's meaning; a synonym is a guess)
+PATH_WORD_WEIGHT = 1.2      # a file whose path holds a question's word: json/decoder.py for json
 PATH_LAYOUT_WORDS = frozenset('src lib mod index main init pkg cmd internal test'.split())
                             # ... but not one that names how a tree is laid out
 GLOSSARY_WEIGHT = 0.8       # an English word reached through the Korean glossary
@@ -5544,7 +5543,7 @@ def score_matches(index, question, terms, matches, statistics, top_k, explain=Fa
         for n, score in best.items():
             if n in anchored:
                 scores[n] = scores.get(n, 0.0) + score
-    path_words = anchors - set(terms.parts) - PATH_LAYOUT_WORDS    # no synonym: a guess
+    path_words = {term for term in weights if term not in terms.parts} - PATH_LAYOUT_WORDS
     file_factors, file_weights = {}, {}      # path: {what: its weight}, and their product
     for n in scores:
         relative = index['order'][bisect.bisect_right(index['starts'], n) - 1]
