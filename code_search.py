@@ -5692,9 +5692,10 @@ MESSAGE_MARKS = re.compile(r'[:"=()<>\[\]{}]|\B\'|\'\B')  # what a message has a
                                                           # seldom do (an apostrophe in a
                                                           # word is no quote)
 PASTED = re.compile(MESSAGE_MARKS.pattern + '|[0-9]')   # those or a number: it looks pasted
-INSIDES_QUESTION = re.compile(    # how code works inside: 'how does the pool grow', 'how is
+# A question about how code works inside ('how does the pool grow', 'how is the hash
+# computed', 'internally', '내부에서'), not 'how do I ...': a private helper answers it.
+INSIDES_QUESTION = re.compile(
     r'^\W*how (?:does|do(?! (?:i|you|we)\b)|is|are)\b|\binternal(?:ly)?\b|내부', re.I)
-                                  # the hash computed', '내부에서', but not 'how do I ...'
 
 
 def message_type(question):

@@ -180,7 +180,9 @@ class RankingTests(RankingCase):
 
 
 class PrivateTests(TempDirCase):
-    def test_a_lowercase_go_name_is_private_and_ranks_below_the_exported_one(self):
+    def write_mutex(self):
+        """A Go package with an exported method, its unexported helper and an unexported
+        type's method."""
         root = self.tmp / 'gosync'
         write(root / 'mutex.go', (
             'package sync\n'
@@ -197,12 +199,19 @@ class PrivateTests(TempDirCase):
             'type mutexProfile struct{}\n'
             '\n'
             'func (p mutexProfile) Lock() {}\n'))
+        return root
+
+    def test_a_lowercase_go_name_is_private_and_ranks_below_the_exported_one(self):
+        root = self.write_mutex()
         hits = search_tree(root, 'lock the mutex', 3)
         self.assertEqual(hits[0]['symbol'], 'Mutex.Lock')
         private = {hit['symbol'] for hit in hits
                    if hit['explain']['factors'].get('private name') ==
                    code_search.PRIVATE_NAME_WEIGHT}
         self.assertEqual(private, {'Mutex.lockSlow', 'mutexProfile.Lock'})
+
+    def test_a_question_about_insides_does_not_lower_private_code(self):
+        root = self.write_mutex()
         for question in ('how does the mutex lock the slow way when it is held',
                          'how is the mutex locked the slow way, internally',
                          '뮤텍스를 내부에서 잠그는 방법'):

@@ -100,7 +100,8 @@ def raised_messages(root, rng):
 
 
 STRING = r'"(?:[^"\\\n]|\\.)*"'
-JS_THROW = r'throw\s+new\s+(\w+)\s*\(\s*(' + STRING + r"|'(?:[^'\\\n]|\\.)*'|`[^`]*`)\s*[,)]"
+QUOTED = STRING + r"|'(?:[^'\\\n]|\\.)*'|`[^`]*`"        # and JavaScript's other quotes
+JS_THROW = r'throw\s+new\s+(\w+)\s*\(\s*(' + QUOTED + r')\s*[,)]'
 THROWN = {    # language: (suffix, pattern of (type or nothing, the message's expression))
     'java': ('.java', r'throw\s+new\s+([\w.]+)\s*\(\s*(' + STRING + r'(?:\s*\+\s*(?:'
              + STRING + r'|[\w.()\[\]]+))*)\s*[,)]'),
@@ -111,7 +112,7 @@ THROWN = {    # language: (suffix, pattern of (type or nothing, the message's ex
     'rust': ('.rs', r'()(?:panic!|\.expect)\(\s*(' + STRING + ')'),
 }
 FOREIGN_PLACEHOLDER = re.compile(r'%[-+# 0]*\d*(?:\.\d+)?[a-zA-Z]|\$?\{[^{}]*\}|\$\w+')
-LITERAL_OR_NOT = re.compile(r'\s*(?:' + STRING + r"|'(?:[^'\\\n]|\\.)*'|`[^`]*`|[^+\s][^+]*)")
+LITERAL_OR_NOT = re.compile(r'\s*(?:' + QUOTED + r'|[^+\s][^+]*)')
 
 
 def printed_expression(expression, rng):
@@ -172,14 +173,11 @@ def main():
     tool = load_tool(args.tool)
     with tempfile.TemporaryDirectory() as scratch:
         rng = random.Random(args.seed)
-        if args.language == 'python':
-            root = Path(copy_stdlib(stdlib_root(), scratch))
-            found = raised_messages(root, rng)
-            chunks, _ = tool.scan_tree(root)
-        else:
-            root = Path(args.root)
-            chunks, _ = tool.scan_tree(root)
-            found = thrown_messages(tool, root, args.language, chunks, rng)
+        python = args.language == 'python'
+        root = Path(copy_stdlib(stdlib_root(), scratch) if python else args.root)
+        chunks, _ = tool.scan_tree(root)
+        found = raised_messages(root, rng) if python else \
+            thrown_messages(tool, root, args.language, chunks, rng)
         questions = sorted(found)
         rng.shuffle(questions)
         questions = questions[:args.count]
