@@ -5444,38 +5444,42 @@ def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None, explain
     """Rank chunks for a question with BM25F; only chunks sharing a term are touched.
     With explain, each hit says what gave its score (explain_chunk)."""
     terms = with_compounds(query_terms(question), [index['compounds']])
-    matches = term_matches(index, terms, accept_path)
-    counts = {term: len(weighted) for term, weighted in matches.items()}
+    matches, counts = term_matches(index, terms, accept_path)
     statistics = Statistics(counts, index['total'], index['averages'])
     return score_matches(index, question, terms, matches, statistics, top_k, explain)
 
 
 def term_matches(index, terms, accept_path=None, averages=None):
     """{term: {chunk number: field-weighted, length-normalised term frequency}} of the
-    question's terms (query_terms) in one index; lengths are normalised by the index's
-    average field lengths, or by the given ones."""
+    question's terms (query_terms) in the files accept_path takes, and {term: how many
+    chunks of the whole index hold it}: a --path filter limits the hits, not the idf, so
+    a hit scores as it would without one. Lengths are normalised by the index's average
+    field lengths, or by the given ones."""
     fid_base, fid_path = index['fid_base'], index['fid_path']
     weights, anchors = terms.weights, terms.anchors
     field_weight = [FIELD_WEIGHTS[f] for f in FIELDS]
     field_b = [FIELD_LENGTH_NORMALISATION[f] for f in FIELDS]
     averages = averages or index['averages']
-    allowed, matches = {}, {}
+    allowed, matches, counts = {}, {}, {}
     field_count = len(FIELDS)
     for term in weights:
         value = find_posting(index['postings'], term)
         if not value or (term not in anchors and len(value) > SYNONYM_POSTING_LIMIT):
             continue
-        weighted = {}
+        weighted, outside = {}, set()
         for segment in value.split(';'):
             fid, field, ids = segment.split(' ')
             fid = int(fid)
-            relative = fid_path[fid]
+            relative, base = fid_path[fid], fid_base[fid]
             if accept_path is not None:
                 if fid not in allowed:
                     allowed[fid] = accept_path(relative)
                 if not allowed[fid]:
+                    for entry in ids.split(','):
+                        first, last, _ = posting_entry(entry)
+                        outside.update(range(base + first, base + last + 1))
                     continue
-            base, lengths = fid_base[fid], file_lengths(index, relative)
+            lengths = file_lengths(index, relative)
             f = int(field)
             weight, b, average = field_weight[f], field_b[f], averages[f]
             for entry in ids.split(','):
@@ -5490,7 +5494,8 @@ def term_matches(index, terms, accept_path=None, averages=None):
                     weighted[n] = weighted.get(n, 0.0) + weight * tf / norm
         if weighted:
             matches[term] = weighted
-    return matches
+        counts[term] = len(weighted) + len(outside)
+    return matches, counts
 
 
 def posting_entry(entry):
@@ -5806,11 +5811,12 @@ def search_repos(repos, question, top_k=DEFAULT_TOP_K, accept=None, explain=Fals
     accept(repo) gives a path predicate for a repo, or None."""
     terms = with_compounds(query_terms(question), [repo.index['compounds'] for repo in repos])
     averages = shared_averages(repos)
-    found = [term_matches(repo.index, terms, accept(repo) if accept else None, averages)
-             for repo in repos]
-    counts = collections.Counter()
-    for matches in found:
-        counts.update({term: len(weighted) for term, weighted in matches.items()})
+    found, counts = [], collections.Counter()
+    for repo in repos:
+        matches, repo_counts = term_matches(repo.index, terms, accept(repo) if accept else None,
+                                            averages)
+        found.append(matches)
+        counts.update(repo_counts)
     statistics = Statistics(counts, sum(repo.index['total'] for repo in repos), averages)
     hits = [dict(hit, repo=repo.label) for repo, matches in zip(repos, found)
             for hit in score_matches(repo.index, question, terms, matches, statistics, top_k,

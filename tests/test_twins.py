@@ -149,6 +149,25 @@ class PathGlobTests(TempDirCase):
                              [f"{TOOLS[tool][0].name}: warning: --path 'nowhere/*' matches no "
                               f"indexed {'file' if tool == 'code' else 'note'}"])
 
+    def test_a_path_filter_limits_the_hits_not_their_scores(self):
+        for number in range(6):
+            folder = 'src' if number < 2 else 'lib'
+            words = 'parse token' if number == 0 else 'parse'
+            write(self.tmp / 'root' / folder / f'm{number}.py',
+                  f'def run_{number}():\n    """{words} the input {number}."""\n')
+            write(self.tmp / 'notes' / folder / f'm{number}.md', f'# {number}\n\n{words} it\n')
+        run('code', 'index', 'root', '--out', 'c.json', cwd=self.tmp)
+        run('notes', 'index', 'notes', '--out', 'n.json', cwd=self.tmp)
+        for tool, index_file in (('code', 'c.json'), ('notes', 'n.json')):
+            def scores(*globs):
+                found = json.loads(run(tool, 'search', 'parse token', '--index', index_file,
+                                       '--json', '--top-k', '10', *globs, cwd=self.tmp).stdout)
+                return {hit['path']: hit['score'] for hit in found['results']}
+            everywhere, in_src = scores(), scores('--path', 'src')
+            suffix = '.py' if tool == 'code' else '.md'
+            self.assertEqual(sorted(in_src), ['src/m0' + suffix, 'src/m1' + suffix])
+            self.assertEqual(in_src, {path: everywhere[path] for path in in_src}, tool)
+
 
 class StaleHitTests(TempDirCase):
     def test_notes_hits_whose_note_changed_or_vanished_say_so(self):
