@@ -69,7 +69,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'code_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 6          # layout of the index file (6: with the compound names' table)
-PARSER_VERSION = 14         # how files become chunks; a change re-parses every file
+PARSER_VERSION = 15         # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 1       # how text becomes terms; a change re-parses every file
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
@@ -433,7 +433,7 @@ class Definition(NamedTuple):
     exported: bool = False   # Python: the module's __all__ lists it
     receiver: str = ''       # Kotlin extension receiver, Go method receiver
     trait: str = ''          # Rust: the trait an impl block implements
-    private: bool = False    # Java, Kotlin, TypeScript: declared `private`
+    private: bool = False    # Java, Kotlin, TypeScript: declared `private`, or in a type that is
     searched: bool = True    # False: found by symbol, at and outline, never by search
 
 
@@ -1247,9 +1247,10 @@ def c_family_definitions(text, language, relative):
         start, end = line_of(scanned, decl.start), line_of(scanned, decl.end)
         while types and types[-1].end < start:
             types.pop()
+        private = declared_private(scanned, decl) or bool(types and types[-1].private)
         found.append(Definition(decl.name, decl.kind, start, end, docs.before(decl.start),
                                 types[-1].doc if types else '', receiver=decl.receiver,
-                                trait=decl.trait, private=declared_private(scanned, decl)))
+                                trait=decl.trait, private=private))
         if not decl.has_body:
             bodiless.add(len(found) - 1)
         if decl.kind in TYPE_KINDS:
@@ -1285,12 +1286,14 @@ def overloads_folded(definitions, bodiless):
 
 
 def declared_private(scanned, decl):
-    """Whether a declaration's modifiers, before its parameters or body, say `private`
-    (Java, Kotlin, TypeScript; Go and Rust have no such word)."""
+    """Whether a declaration's modifiers, before its name, say `private` (Java, Kotlin,
+    TypeScript; Go and Rust have no such word): `class HttpUrl private constructor(`
+    declares a public class."""
     end = decl.body[0] if decl.body else decl.end
     start = skip_annotations(scanned.masked, scanned.pairs, decl.start, end)
     head = re.split(r'[(={]', scanned.masked[start:end], maxsplit=1)[0]
-    return bool(PRIVATE_MODIFIER.search(head))
+    name = re.search(rf'(?<![\w$]){re.escape(decl.name.rpartition(".")[2])}(?![\w$])', head)
+    return bool(PRIVATE_MODIFIER.search(head, 0, name.start() if name else len(head)))
 
 
 PRIVATE_MODIFIER = re.compile(r'(?<![\w$.])private(?![\w$])')

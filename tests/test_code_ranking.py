@@ -210,6 +210,29 @@ class PrivateTests(TempDirCase):
                    code_search.PRIVATE_NAME_WEIGHT}
         self.assertEqual(private, {'Mutex.lockSlow', 'mutexProfile.Lock'})
 
+    def test_a_member_of_a_private_type_is_private_but_one_of_a_private_constructor_not(self):
+        root = self.tmp / 'resolve'
+        write(root / 'Resolver.java', (
+            'public class Resolver {\n'
+            '    /** Resolves a host name to its address. */\n'
+            '    public static String resolve(String host) { return Lookup.find(host); }\n'
+            '    private static final class Lookup {\n'
+            '        /** Finds the address of a host name. */\n'
+            '        static String find(String host) { return host; }\n'
+            '    }\n'
+            '}\n'))
+        write(root / 'WebAddress.kt', (
+            '/** A parsed web address of a host. */\n'
+            'class WebAddress private constructor(val text: String) {\n'
+            '  /** Resolves a host name against this address. */\n'
+            '  fun resolve(name: String): String = text + name\n'
+            '}\n'))
+        hits = search_tree(root, 'resolve a host name address', 10)
+        self.assertEqual({hit['symbol'] for hit in hits},
+                         {'Resolver.resolve', 'Resolver.Lookup.find', 'WebAddress.resolve'})
+        private = {hit['symbol'] for hit in hits if 'private name' in hit['explain']['factors']}
+        self.assertEqual(private, {'Resolver.Lookup.find'})
+
     def test_a_question_about_insides_does_not_lower_private_code(self):
         root = self.write_mutex()
         for question in ('how does the mutex lock the slow way when it is held',
