@@ -69,7 +69,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'code_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 6          # layout of the index file (6: with the compound names' table)
-PARSER_VERSION = 15         # how files become chunks; a change re-parses every file
+PARSER_VERSION = 16         # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 1       # how text becomes terms; a change re-parses every file
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
@@ -1299,6 +1299,14 @@ def declared_private(scanned, decl):
 PRIVATE_MODIFIER = re.compile(r'(?<![\w$.])private(?![\w$])')
 CODE_CHARACTER = re.compile(r'\S+')
 COMMENT_MARKS = re.compile(r'^\s*(?:/\*+|\*+/?|//+!?)?[ \t]?', re.M)
+DOC_MARKUP = re.compile(r'''
+    \{@\w+                                     # {@code x}, {@link Map#get}: x, Map#get stay
+  | (?<![\w@])@(?:author|since|version|serial)\b.*    # who and when, not what
+  | (?<![\w@])@\w+                             # @param, @return, @throws: their words stay
+  | </?(?:a|b|big|blockquote|br|caption|cite|code|dd|div|dl|dt|em|h[1-6]|hr|i|img|kbd|li
+         |ol|p|pre|small|span|strong|sub|sup|table|tbody|td|th|thead|tr|tt|u|ul|var)\b[^>]*>
+  | &\#?\w+;                                   # &nbsp; &lt;
+''', re.X | re.I)     # the markup of Javadoc, KDoc and JSDoc, which is not what code does
 
 
 class DocComments:
@@ -1328,10 +1336,11 @@ class DocComments:
 
     @staticmethod
     def clean(comment):
-        """A comment's words without its markers (/** */ * /// //)."""
+        """A comment's words without its markers (/** */ * /// //) and markup (DOC_MARKUP):
+        {@code null} and <a href="..."> must not make every Javadoc about code and links."""
         if comment.endswith('*/'):
             comment = comment[:-2]
-        return COMMENT_MARKS.sub('', comment).strip()
+        return DOC_MARKUP.sub(' ', COMMENT_MARKS.sub('', comment)).strip()
 
 
 NON_SPACE = re.compile(r'[^ \t\r\n]')

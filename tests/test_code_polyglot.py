@@ -174,6 +174,24 @@ class LinesTests(TempDirCase):
                      if c['symbol'] == 'shout')
         self.assertEqual(shout['doc'], 'Shouts.')
 
+    def test_doc_markup_is_not_doc_words(self):
+        source = textwrap.dedent('''\
+            public class Files {
+                /**
+                 * Returns {@code true} if <i>path</i> exists&nbsp;now; see {@link #size},
+                 * <a href="spec.html">the spec</a>.
+                 * @param path the path
+                 * @since 1.7
+                 * @author Josh Bloch
+                 */
+                public static boolean exists(String path) { return true; }
+            }
+            ''').encode()
+        chunks = code_search.chunk_file(source, 'Files.java', 'x' * 64).chunks
+        doc = next(c for c in chunks if c['symbol'] == 'Files.exists')['doc']
+        self.assertEqual(code_search.tokens(doc), {
+            'returns', 'true', 'if', 'path', 'exists', 'now', 'see', 'size', 'spec'})
+
     def test_a_function_a_top_level_call_wraps_is_defined_by_its_name(self):
         source = textwrap.dedent('''\
             /**
