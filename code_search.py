@@ -69,7 +69,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'code_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 6          # layout of the index file (6: with the compound names' table)
-PARSER_VERSION = 16         # how files become chunks; a change re-parses every file
+PARSER_VERSION = 17         # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 1       # how text becomes terms; a change re-parses every file
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
@@ -1299,6 +1299,8 @@ def declared_private(scanned, decl):
 PRIVATE_MODIFIER = re.compile(r'(?<![\w$.])private(?![\w$])')
 CODE_CHARACTER = re.compile(r'\S+')
 COMMENT_MARKS = re.compile(r'^\s*(?:/\*+|\*+/?|//+!?)?[ \t]?', re.M)
+FENCED = re.compile(r'^[ \t]*```.*?^[ \t]*```[^\n]*', re.M | re.S)   # an example's code is
+                            # not what the definition does: Rust's `let mut d = VecDeque::new();`
 DOC_MARKUP = re.compile(r'''
     \{@\w+                                     # {@code x}, {@link Map#get}: x, Map#get stay
   | (?<![\w@])@(?:author|since|version|serial)\b.*    # who and when, not what
@@ -1322,7 +1324,7 @@ class DocComments:
 
     def before(self, offset):
         """The doc of the definition that starts at offset: the comments that end just
-        above it, one after another with no blank line between."""
+        above it, one after another with no blank line between, without ``` examples."""
         place = bisect.bisect_right(self.ends, offset) - 1
         pieces, boundary = [], offset
         while place >= 0:
@@ -1332,7 +1334,7 @@ class DocComments:
                 break
             pieces.append(self.clean(self.text[start:end]))
             boundary, place = start, place - 1
-        return '\n'.join(reversed(pieces)).strip()
+        return FENCED.sub(' ', '\n'.join(reversed(pieces))).strip()
 
     @staticmethod
     def clean(comment):

@@ -191,6 +191,9 @@ class LinesTests(TempDirCase):
         doc = next(c for c in chunks if c['symbol'] == 'Files.exists')['doc']
         self.assertEqual(code_search.tokens(doc), {
             'returns', 'true', 'if', 'path', 'exists', 'now', 'see', 'size', 'spec'})
+        source = b'/// Adds one.\n///\n/// ```\n/// let x = frobnicate(1);\n/// ```\nfn add_one() {}\n'
+        chunks = code_search.chunk_file(source, 'lib.rs', 'x' * 64).chunks
+        self.assertEqual(next(c for c in chunks if c['symbol'] == 'add_one')['doc'], 'Adds one.')
 
     def test_a_function_a_top_level_call_wraps_is_defined_by_its_name(self):
         source = textwrap.dedent('''\
