@@ -1299,14 +1299,15 @@ def declared_private(scanned, decl):
 PRIVATE_MODIFIER = re.compile(r'(?<![\w$.])private(?![\w$])')
 CODE_CHARACTER = re.compile(r'\S+')
 COMMENT_MARKS = re.compile(r'^\s*(?:/\*+|\*+/?|//+!?)?[ \t]?', re.M)
-FENCED = re.compile(r'^[ \t]*```.*?^[ \t]*```[^\n]*', re.M | re.S)   # an example's code is
-                            # not what the definition does: Rust's `let mut d = VecDeque::new();`
+EXAMPLES = re.compile(r'^[ \t]*```.*?^[ \t]*```[^\n]*', re.M | re.S)   # in ``` fences: an
+                            # example's code is not what the definition does
 DOC_MARKUP = re.compile(r'''
     \{@\w+                                     # {@code x}, {@link Map#get}: x, Map#get stay
   | (?<![\w@])@(?:author|since|version|serial)\b.*    # who and when, not what
   | (?<![\w@])@\w+                             # @param, @return, @throws: their words stay
   | </?(?:a|b|big|blockquote|br|caption|cite|code|dd|div|dl|dt|em|h[1-6]|hr|i|img|kbd|li
-         |ol|p|pre|small|span|strong|sub|sup|table|tbody|td|th|thead|tr|tt|u|ul|var)\b[^>]*>
+         |ol|p|pre|small|span|strong|sub|sup|table|tbody|td|th|thead|tr|tt|u|ul|var)
+    (?:\s+[\w-]+\s*=[^<>]*)?\s*/?>             # <p>, <a href="...">, <br/>; not Vec<A: Alloc>
   | &\#?\w+;                                   # &nbsp; &lt;
 ''', re.X | re.I)     # the markup of Javadoc, KDoc and JSDoc, which is not what code does
 
@@ -1319,12 +1320,12 @@ class DocComments:
         self.ends = [end for _, end in self.comments]
         inner = [start for start, _ in self.comments
                  if self.text.startswith(('//!', '/*!'), start)]
-        self.inner = ' '.join(self.clean(self.text[s:e]) for s, e in self.comments
-                              if s in inner)
+        self.inner = doc_text('\n'.join(self.clean(self.text[s:e]) for s, e in self.comments
+                                        if s in inner))
 
     def before(self, offset):
         """The doc of the definition that starts at offset: the comments that end just
-        above it, one after another with no blank line between, without ``` examples."""
+        above it, one after another with no blank line between (doc_text)."""
         place = bisect.bisect_right(self.ends, offset) - 1
         pieces, boundary = [], offset
         while place >= 0:
@@ -1334,15 +1335,21 @@ class DocComments:
                 break
             pieces.append(self.clean(self.text[start:end]))
             boundary, place = start, place - 1
-        return FENCED.sub(' ', '\n'.join(reversed(pieces))).strip()
+        return doc_text('\n'.join(reversed(pieces)))
 
     @staticmethod
     def clean(comment):
-        """A comment's words without its markers (/** */ * /// //) and markup (DOC_MARKUP):
-        {@code null} and <a href="..."> must not make every Javadoc about code and links."""
+        """A comment's text without its markers (/** */ * /// //)."""
         if comment.endswith('*/'):
             comment = comment[:-2]
-        return DOC_MARKUP.sub(' ', COMMENT_MARKS.sub('', comment)).strip()
+        return COMMENT_MARKS.sub('', comment).strip()
+
+
+def doc_text(comments):
+    """The words of doc comments, without their examples (EXAMPLES) and markup
+    (DOC_MARKUP): {@code null} and <a href="..."> must not make every Javadoc about code
+    and links, nor VecDeque.new's example that pushes make it about pushing."""
+    return DOC_MARKUP.sub(' ', EXAMPLES.sub(' ', comments)).strip()
 
 
 NON_SPACE = re.compile(r'[^ \t\r\n]')
