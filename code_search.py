@@ -124,7 +124,7 @@ PHRASE_WHOLE_WORDS = 2      # ... or, in a pasted message, all of a shorter lite
                             # words, if it has this many ('negative PUT argument'); so
                             # many words after 'SomeError: ' make it a message
 PHRASE_DEPTH = 30           # how many leading candidates are read for their literals ...
-PASTED_DEPTH = 100          # ... or this many when the question looks pasted (PASTED)
+PASTED_DEPTH = RERANK_DEPTH  # ... or all of them when the question looks pasted (PASTED)
 PLACEHOLDER_WORDS = 4       # words a %s or {name} of a literal may stand for in a message
 TRACE_CONTEXT = 3           # lines shown each side of a trace frame's line (--full: all)
 
@@ -433,7 +433,7 @@ class Definition(NamedTuple):
     exported: bool = False   # Python: the module's __all__ lists it
     receiver: str = ''       # Kotlin extension receiver, Go method receiver
     trait: str = ''          # Rust: the trait an impl block implements
-    private: bool = False    # Java, Kotlin, TypeScript: declared `private`, or in a type that is
+    private: bool = False    # Java, Kotlin, TypeScript: declared `private`, or in a private type
     searched: bool = True    # False: found by symbol, at and outline, never by search
 
 
@@ -565,7 +565,6 @@ def module_runs(code_lines, covered, line_count):
 
 # --- Chunking: Python, read with ast -----------------------------------------------
 
-LINE_BREAK = re.compile(r'\r\n|\r|\n')
 NEWLINE = re.compile(r'\n')
 LINE_BREAK_BYTES = re.compile(rb'\r\n|\r|\n')
 # Definitions live only in statement lists, so the walk visits just these fields, in
@@ -617,7 +616,7 @@ def decode_source(data):
 
 def source_lines(text):
     """Split lines only at \\r\\n, \\r and \\n, as Python's tokenizer does."""
-    lines = LINE_BREAK.split(text)
+    lines = text.replace('\r\n', '\n').replace('\r', '\n').split('\n')
     if lines and lines[-1] == '':
         lines.pop()
     return lines
