@@ -5569,6 +5569,7 @@ def score_matches(index, question, terms, matches, statistics, top_k, explain=Fa
             if n in anchored:
                 scores[n] = scores.get(n, 0.0) + score
     path_words = {term for term in weights if term not in terms.parts} - PATH_LAYOUT_WORDS
+    insides = bool(INSIDES_QUESTION.search(question))       # private code is the answer
     file_factors, file_weights = {}, {}      # path: {what: its weight}, and their product
     for n in scores:
         relative = index['order'][bisect.bisect_right(index['starts'], n) - 1]
@@ -5578,7 +5579,8 @@ def score_matches(index, question, terms, matches, statistics, top_k, explain=Fa
                 ('test file', TEST_FILE_WEIGHT, test),
                 ('path word', PATH_WORD_WEIGHT,
                  not test and not path_words.isdisjoint(path_terms(relative))),
-                ('internal path', PRIVATE_NAME_WEIGHT, bool(INTERNAL_PATH.search(relative))))
+                ('internal path', PRIVATE_NAME_WEIGHT,
+                 not insides and bool(INTERNAL_PATH.search(relative))))
                 if holds and weight != 1.0}
             file_weights[relative] = math.prod(file_factors[relative].values())
         scores[n] *= file_weights[relative]
