@@ -1291,16 +1291,19 @@ def declared_private(scanned, decl):
     end = decl.body[0] if decl.body else decl.end
     start = skip_annotations(scanned.masked, scanned.pairs, decl.start, end)
     head = re.split(r'[(={]', scanned.masked[start:end], maxsplit=1)[0]
-    name = re.search(rf'(?<![\w$]){re.escape(decl.name.rpartition(".")[2])}(?![\w$])', head)
-    return bool(PRIVATE_MODIFIER.search(head, 0, name.start() if name else len(head)))
+    name = decl.name.rpartition('.')[2]
+    named = next((word.start() for word in NAME_WORD.finditer(head) if word.group() == name),
+                 len(head))
+    return bool(PRIVATE_MODIFIER.search(head, 0, named))
 
 
 PRIVATE_MODIFIER = re.compile(r'(?<![\w$.])private(?![\w$])')
+NAME_WORD = re.compile(r'[\w$]+')
 CODE_CHARACTER = re.compile(r'\S+')
 COMMENT_MARKS = re.compile(r'^\s*(?:/\*+|\*+/?|//+!?)?[ \t]?', re.M)
 EXAMPLES = re.compile(r'^[ \t]*```.*?^[ \t]*```[^\n]*', re.M | re.S)   # in ``` fences: an
                             # example's code is not what the definition does
-DOC_MARKUP = re.compile(r'''
+DOC_MARKUP = re.compile(r'''(?=[{@<&])(?:  # (the look-ahead skips plain text fast)
     \{@\w+                                     # {@code x}, {@link Map#get}: x, Map#get stay
   | (?<![\w@])@(?:author|since|version|serial)\b.*    # who and when, not what
   | (?<![\w@])@\w+                             # @param, @return, @throws: their words stay
@@ -1308,7 +1311,7 @@ DOC_MARKUP = re.compile(r'''
          |ol|p|pre|small|span|strong|sub|sup|table|tbody|td|th|thead|tr|tt|u|ul|var)
     (?:\s+[\w-]+\s*=[^<>]*)?\s*/?>             # <p>, <a href="...">, <br/>; not Vec<A: Alloc>
   | &\#?\w+;                                   # &nbsp; &lt;
-''', re.X | re.I)     # the markup of Javadoc, KDoc and JSDoc, which is not what code does
+)''', re.X | re.I)     # the markup of Javadoc, KDoc and JSDoc, which is not what code does
 
 
 class DocComments:
