@@ -70,7 +70,7 @@ TOOL = 'code_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 6          # layout of the index file (6: with the compound names' table)
 PARSER_VERSION = 17         # how files become chunks; a change re-parses every file
-TOKENIZER_VERSION = 1       # how text becomes terms; a change re-parses every file
+TOKENIZER_VERSION = 2       # how text becomes terms; a change re-parses every file
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
 DEFAULT_TOP_K = 2           # the tutorial's default
@@ -4339,9 +4339,10 @@ def own_field_texts(chunk):
 
 
 def doc_summary(doc):
-    """A docstring's first sentence (up to the first blank line or full stop)."""
+    """A docstring's first sentence (up to the first blank line or full stop; the stop
+    of 'e.g.' or 'i.e.' ends no sentence)."""
     first = doc.strip().split('\n\n', 1)[0]
-    return re.split(r'(?<=[.!?])\s', first, maxsplit=1)[0]
+    return re.split(r'(?<=[.!?])(?<!e\.g\.)(?<!i\.e\.)\s', first, maxsplit=1)[0]
 
 
 def path_text(path):

@@ -679,6 +679,17 @@ class ExplainTests(RankingCase):
         self.assertIn(('redirect', '리다이렉트'), {(word['term'], word['concept'])
                                               for word in korean['explain']['words']})
 
+    def test_the_summary_is_the_first_sentence_and_e_g_ends_none(self):
+        write(self.tmp / 'csv' / 'rows.py', (
+            'def split_record(line):\n'
+            '    """Split a record at its separators (e.g. commas) into fields.\n'
+            '    Quoted separators stay."""\n'
+            '    return line.split(",")\n'))
+        for question, in_summary in (('commas', True), ('quoted', False)):
+            fields = search_tree(self.tmp / 'csv', question, 1)[0]['explain']['words'][0]['fields']
+            self.assertEqual('summary' in fields, in_summary, question)
+            self.assertIn('doc', fields)
+
     def test_text_output_shows_the_sum_then_the_code(self):
         result = cli('search', 'where are redirects followed', '--index', self.index,
                      '--explain')
