@@ -145,6 +145,7 @@ SERVE_CLIENT_TIMEOUT = 10   # seconds a client may take to send its request
 API_QUERY_LIMIT = 4096      # characters of a request's query string
 API_FIELDS_LIMIT = 64       # parameters of one request
 API_BODY_LIMIT = 1 << 20    # bytes of a POST body (a stack trace)
+TRACE_LIMIT = 64 << 20      # bytes of a trace or log `trace` reads
 API_GREP_RESULTS = 200      # /api/grep's matches when max_results is not given
 
 SKIP_DIRS = {'.git', '.hg', '.svn', '__pycache__', 'node_modules', '.tox',
@@ -8396,14 +8397,7 @@ def run_at(args):
 
 def run_trace(args):
     repos = open_command_repos(args)
-    try:
-        if args.file == '-':
-            text = sys.stdin.read()
-        else:
-            with open(args.file, encoding='utf-8', errors='replace') as handle:
-                text = handle.read()
-    except OSError as error:
-        raise IndexProblem(f'cannot read trace {args.file}: {error.strerror}') from None
+    text = read_trace(args.file)
     with damaged_repos_guard(args):
         explained = explain_traceback(repos, text)
     if args.json:
@@ -8411,6 +8405,26 @@ def run_trace(args):
     else:
         print(format_traceback(explained, args.full, len(repos) > 1))
     return 0
+
+
+def read_trace(name):
+    """The text of a trace file or log ('-': stdin), read a piece at a time, so that
+    Ctrl-C and SIGTERM end a long read, and refused beyond TRACE_LIMIT bytes."""
+    pieces, size = [], 0
+    try:
+        with (contextlib.nullcontext(sys.stdin.buffer) if name == '-'
+              else open(name, 'rb')) as handle:
+            while size <= TRACE_LIMIT:
+                piece = handle.read(WRITE_PIECE)
+                if not piece:
+                    break
+                pieces.append(piece)
+                size += len(piece)
+    except OSError as error:
+        raise IndexProblem(f'cannot read trace {name}: {error.strerror}') from None
+    if size > TRACE_LIMIT:
+        raise IndexProblem(f'trace {name} is larger than {TRACE_LIMIT} bytes')
+    return b''.join(pieces).decode('utf-8', 'replace')
 
 
 @contextlib.contextmanager

@@ -469,6 +469,15 @@ class TraceCommandTests(unittest.TestCase):
         saved.write_text(self.tracebacks['context'], encoding='utf-8')
         self.check_json(self.trace_json(None, saved), 'context')
 
+    @unittest.skipUnless(os.path.exists('/dev/zero'), 'needs /dev/zero')
+    def test_an_endless_or_missing_trace_file_is_one_error_line(self):
+        for source, reason in (('/dev/zero', 'is larger than %d bytes' % code_search.TRACE_LIMIT),
+                               (str(self.tmp / 'missing.txt'), 'cannot read trace')):
+            result = run_tool('trace', source, '--index', self.index)
+            self.assertEqual(result.returncode, 2, result.stderr)
+            self.assertEqual(len(result.stderr.splitlines()), 1, result.stderr)
+            self.assertIn(reason, result.stderr)
+
     def test_text_output_marks_each_frame_line_and_ends_with_message(self):
         for chain in ('cause', 'context'):
             with self.subTest(chain=chain):
