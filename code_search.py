@@ -281,6 +281,10 @@ def walk_tree(root, options):
         subfolders = []
         for entry in entries:
             relative = prefix + entry.name
+            if not utf8_name(entry.name):      # no answer, page or JSON could carry it
+                yield Listed(relative.encode('utf-8', 'backslashreplace').decode(),
+                             reason='skipped: name is not valid UTF-8')
+                continue
             try:
                 is_link = entry.is_symlink()
                 is_dir = not is_link and entry.is_dir(follow_symlinks=False)
@@ -321,6 +325,16 @@ def walk_tree(root, options):
                 continue
             yield Listed(relative, entry.path)
         pending.extend(reversed(subfolders))
+
+
+def utf8_name(name):
+    """Whether a file or folder name is UTF-8 text (os.scandir hands other bytes on as
+    lone surrogates)."""
+    try:
+        name.encode('utf-8')
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def list_tree(root, options):
@@ -7745,7 +7759,7 @@ def api_answer(load, method, target, body):
     except IndexProblem as problem:
         status, document = 503, {'error': str(problem)}
     return status, 'application/json; charset=utf-8', \
-        json.dumps(document, ensure_ascii=False).encode('utf-8')
+        json.dumps(document, ensure_ascii=False).encode('utf-8', 'replace')
 
 
 def api_repos(repos, params):

@@ -346,6 +346,20 @@ class SpecialFileTests(HostileCase):
                 finally:
                     link.unlink()
 
+    @unittest.skipIf(sys.platform in ('darwin', 'win32'), 'names there are always Unicode')
+    def test_a_name_that_is_not_utf8_is_one_skip(self):
+        for name, folder in ((b'bad\xffname.py', False), (b'dir\xfe', True)):
+            with self.subTest(name=name):
+                path = os.path.join(os.fsencode(self.root), name)
+                if folder:
+                    os.mkdir(path)
+                    write(os.fsdecode(os.path.join(path, b'inner.py')), GOOD)
+                else:
+                    write(os.fsdecode(path), GOOD)
+                shown = os.fsdecode(name).encode('utf-8', 'backslashreplace').decode()
+                self.assert_one_skip(shown, r':0: skipped: name is not valid UTF-8')
+                (shutil.rmtree if folder else os.unlink)(path)
+
     def test_directory_named_like_a_python_file(self):
         write(self.root / 'pkg.py' / 'inner.py', 'def inner_of_dir():\n    pass\n')
         result = self.index()

@@ -112,6 +112,9 @@ class HostileTreeTests(TempDirCase):
             'outdir:0: skipped: symbolic link (not followed)',
             'self:0: skipped: symbolic link (not followed)',
             'sock.md:0: skipped: not a regular file'}
+        if sys.platform not in ('darwin', 'win32'):         # names there are always Unicode
+            (notes / os.fsdecode(b'bad\xffname.md')).write_text('survivor\n', encoding='utf-8')
+            expected.add('bad\\udcffname.md:0: skipped: name is not valid UTF-8')
         if IS_ROOT:
             os.mknod(notes / 'dev.md', 0o600 | stat.S_IFCHR, os.makedev(1, 3))
             expected.add('dev.md:0: skipped: not a regular file')
