@@ -74,6 +74,7 @@ TOKENIZER_VERSION = 2       # how text becomes terms; a change re-parses every f
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
 DEFAULT_TOP_K = 2           # the tutorial's default
+QUESTION_LIMIT = 4096       # characters of a question: a pasted message fits, a file does not
 # Fields of a chunk, and how much a term found in each counts (BM25F).  The tutorial's
 # order holds: symbol name above docstring above code.
 FIELDS = ('name', 'scope', 'path', 'doc', 'code', 'context', 'summary')
@@ -4496,7 +4497,8 @@ def query_terms(question):
     words = WORD.findall(question)
     for word in words:
         add(word, 1.0)
-    for dotted in re.findall(r'[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+', dotted_question(question)):
+    for dotted in re.findall(r'(?<![A-Za-z0-9_])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+',
+                             dotted_question(question)):     # from a word's start: linear
         weights[dotted.lower()] = 1.0
         concepts.setdefault(dotted.lower(), dotted.lower())
     expansions = []
@@ -7307,7 +7309,8 @@ BUDGET = {'max_chars': integer_schema(
              'several are served (a path may also be written REPO:path)'}}
 MCP_TOOLS = {
     'search_code': ('Rank definitions, module code and text windows for a question.', {
-        'query': {'type': 'string', 'minLength': 1, 'description': 'question or identifier'},
+        'query': {'type': 'string', 'minLength': 1, 'maxLength': QUESTION_LIMIT,
+                  'description': 'question or identifier'},
         'top_k': integer_schema('how many results (default 5)', 1, 50),
         'path_prefix': {'type': 'string', 'description': 'only files under this folder or '
                         'matching this glob, as --path takes it; comma-separated globs'},
@@ -7378,6 +7381,8 @@ def argument_problems(name, arguments):
         elif spec['type'] == 'string' and not (isinstance(value, str)
                                                and len(value) >= spec.get('minLength', 0)):
             problems.append(f'{key!r} must be a non-empty string')
+        elif spec['type'] == 'string' and len(value) > spec.get('maxLength', len(value)):
+            problems.append(f"{key!r} must be at most {spec['maxLength']} characters")
         elif spec['type'] == 'boolean' and not isinstance(value, bool):
             problems.append(f'{key!r} must be true or false')
         elif spec['type'] == 'integer' and (type(value) is not int
@@ -7991,6 +7996,14 @@ def command_text(text):
     return data.decode('utf-8', 'replace')
 
 
+def question_text(text):
+    """A question argument: valid text (command_text) of at most QUESTION_LIMIT characters."""
+    text = command_text(text)
+    if len(text) > QUESTION_LIMIT:
+        raise argparse.ArgumentTypeError(f'longer than {QUESTION_LIMIT} characters')
+    return text
+
+
 def positive_int(text):
     try:
         value = int(text)
@@ -8045,7 +8058,7 @@ def build_parser():
     index.add_argument('--max-file-size', type=positive_int, default=MAX_FILE_SIZE,
                        metavar='BYTES', help='skip larger files')
     search = command('search', 'answer a question from the index')
-    search.add_argument('question', type=command_text)
+    search.add_argument('question', type=question_text)
     search.add_argument('--top-k', type=positive_int, default=DEFAULT_TOP_K, metavar='N',
                         help='number of results')
     search.add_argument('--path', action='append', default=[], metavar='GLOB',
@@ -8138,7 +8151,7 @@ def one_shot_parser():
                             usage=f'{prog} ROOT QUESTION [--top-k N] [--json]\n'
                                   f'       {prog} [--version] COMMAND ...')
     parser.add_argument('root')
-    parser.add_argument('question', type=command_text)
+    parser.add_argument('question', type=question_text)
     parser.add_argument('--top-k', type=positive_int, default=DEFAULT_TOP_K)
     parser.add_argument('--json', action='store_true')
     return parser

@@ -1073,6 +1073,7 @@ class McpTests(unittest.TestCase):
     BAD_CALLS = (('find_symbol', {}), ('find_symbol', {'name': 7}),
                  ('locate', {'path': 'util.py'}), ('locate', {'path': 'util.py', 'line': '7'}),
                  ('search_code', {'query': 'x', 'top_k': 'many'}),
+                 ('search_code', {'query': 'q' * (code_search.QUESTION_LIMIT + 1)}),
                  ('explain_traceback', {'traceback': ['not', 'text']}),
                  ('file_outline', {}))
 
@@ -1086,6 +1087,8 @@ class McpTests(unittest.TestCase):
                 self.assertIs(reply['result']['isError'], True)
                 self.assertTrue(self.text_of(reply['result']).strip())
         self.assertIn('name', self.text_of(server.result('find_symbol', {})))
+        self.assertIn('at most %d characters' % code_search.QUESTION_LIMIT, self.text_of(
+            server.result('search_code', {'query': 'q' * (code_search.QUESTION_LIMIT + 1)})))
         self.assertEqual(server.close(), 0)
 
     def test_bad_arguments_are_protocol_errors_before_2025_11_25(self):

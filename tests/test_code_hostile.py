@@ -520,6 +520,11 @@ class ExitStatusTests(HostileCase):
                 self.assert_misuse('search', 'harmless', '--index', self.out, '--top-k', value,
                                    runner=runner)
 
+    def test_a_question_over_the_limit_is_misuse(self):
+        question = 'harmless ' * (code_search.QUESTION_LIMIT // 9 + 1)
+        self.assert_misuse(self.root, question)
+        self.assert_misuse('search', question, '--index', self.out)
+
     def test_bad_index_paths(self):
         for path in (self.base / 'missing.json', self.root, self.base / 'nope' / 'idx.json'):
             with self.subTest(path=path):
