@@ -63,7 +63,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'notes_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 5          # layout of the index file (5: plain JSON records per note)
-PARSER_VERSION = 5          # how notes become chunks; the tutorial's parser was 1
+PARSER_VERSION = 6          # how notes become chunks; the tutorial's parser was 1
 TOKENIZER_VERSION = 2       # how text becomes terms; a change re-parses every note
 
 DEFAULT_INDEX = 'index.json'     # the tutorial's name; code_search's is code_index.json
@@ -321,6 +321,7 @@ SETEXT_UNDERLINE = re.compile(r' {0,3}(=+|-+)[ \t]*$')
 THEMATIC_BREAK = re.compile(r' {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$')
 FENCE = re.compile(r' {0,3}(`{3,}|~{3,})(.*)$')
 LIST_OR_QUOTE = re.compile(r' {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)| {0,3}>')
+LIST_MARKER = re.compile(r'(?:[-+*]|\d{1,9}[.)])(?= |$)')   # of a line without its indent
 YAML_KEY = re.compile(r'([A-Za-z_][\w-]*)[ \t]*:(.*)$')
 YAML_ITEM = re.compile(r'[ \t]*-(?:[ \t]+(.*))?$')
 YAML_OTHER = re.compile(r'[ \t]+\S|[ \t]*#|[ \t]*$')
@@ -328,6 +329,8 @@ INLINE_CODE = re.compile(r'(`+).*?(?<!`)\1(?!`)')
 URL = re.compile(r'<[^>\s]*>|[A-Za-z][A-Za-z0-9+.-]*://\S*|www\.\S*')
 INLINE_TAG = re.compile(r'(?<!\S)#(\w[\w/-]*)')
 BLOCK_MARKERS = '`~t#=-*_'   # first characters of lines that may be more than text
+TAB_STOP = 4                # CommonMark's: a tab indents to the next multiple of 4 columns
+CODE_INDENT = 4             # columns past the margin or a list item's content: indented code
 
 
 def stored_text(text):
@@ -387,6 +390,41 @@ def closes_fence(fence, line):
                 and not match.group(2).strip())
 
 
+def list_item_content(text, indent):
+    """The column at which the list item that text starts has its content, or 0 when text
+    (a line after its indent of `indent` columns, tabs expanded) starts no list item.
+    CommonMark: 1 to CODE_INDENT spaces after the marker; after more, or after an empty
+    item's marker, the content is one column past the marker."""
+    marker = LIST_MARKER.match(text)
+    if not marker or THEMATIC_BREAK.match(text):
+        return 0
+    after = text[marker.end():]
+    spaces = len(after) - len(after.lstrip(' '))
+    return indent + marker.end() + (spaces if after.strip() and spaces <= CODE_INDENT else 1)
+
+
+def indented_code(line, lists, in_paragraph):
+    """True when line belongs to an indented code block: CODE_INDENT columns past the
+    content of the list item it is in (or past the margin) and not continuing a paragraph,
+    as CommonMark has it, so that `#include` in C code is no tag.  Updates lists, the
+    content columns of the open list items: a less indented line closes items, unless it
+    is a paragraph's lazy continuation (a line that starts no block)."""
+    columns = line.expandtabs(TAB_STOP)
+    text = columns.lstrip(' ')
+    indent = len(columns) - len(text)
+    content = list_item_content(text, indent)
+    if lists and indent < lists[-1] and not (
+            in_paragraph and not content and text[:1] != '>' and not ATX_HEADING.match(text)
+            and not FENCE.match(text) and not THEMATIC_BREAK.match(text)):
+        while lists and indent < lists[-1]:
+            lists.pop()
+    if indent >= (lists[-1] if lists else 0) + CODE_INDENT:
+        return not in_paragraph
+    if content:
+        lists.append(content)
+    return False
+
+
 def scan_note(lines):
     """A note's tags and chunks: (tags, [(start, end, heading path)]), lines 1-based.
 
@@ -395,6 +433,7 @@ def scan_note(lines):
     tags, first_body_line = front_matter(lines)
     blocks, open_headings, path = [], [], ()
     start, fence, start_has_fence = 0, None, False
+    lists, in_paragraph = [], False   # see indented_code
 
     def close(end):
         nonlocal start
@@ -411,7 +450,10 @@ def scan_note(lines):
         marker = stripped[:1]
         if not marker:
             close(number - 1)
+            in_paragraph = False
             continue
+        code = indented_code(line, lists, in_paragraph)
+        in_paragraph = False   # unless the line turns out to be text, below
         if marker in BLOCK_MARKERS:
             opening = FENCE.match(line) if marker in '`~' else None
             if opening and not (marker == '`' and '`' in opening.group(2)):
@@ -446,7 +488,8 @@ def scan_note(lines):
                 continue
         if not start:
             start, start_has_fence = number, False
-        if '#' in line:
+        in_paragraph = not code
+        if '#' in line and not code:
             tags += inline_tags(line)
     close(len(lines))
     return list(dict.fromkeys(tags)), blocks

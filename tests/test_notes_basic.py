@@ -226,6 +226,15 @@ class TutorialApiTests(NotesCase):
         self.assertEqual(ns.build_index(self.root, self.index), (1, 1))
         self.assertEqual([h['path'] for h in ns.search(self.index, '캐시')], ['books.md'])
 
+    def test_indented_code_has_no_tags(self):
+        self.write('code.md', '# Build\n\nSteps for #build:\n\n'
+                   '    #include <stdio.h>\n\n    #define X 1\n\n'
+                   '- an item\n\n    its #continued paragraph\n\n      #nested code\n\n'
+                   'A paragraph\n    #lazy continuation\n')
+        ns.build_index(self.root, self.index)
+        self.assertEqual(stored_records(self.index)['code.md']['tags'],
+                         ['build', 'continued', 'lazy'])
+
     def test_parser_version_change_reparses_everything(self):
         ns.build_index(self.root, self.index)
         with mock.patch.object(ns, 'PARSER_VERSION', ns.PARSER_VERSION + 1):
