@@ -7060,9 +7060,12 @@ HIT_KEYS = ('id', 'repo', 'path', 'symbol', 'kind', 'language', 'start', 'end', 
 
 
 def hit_json(hit):
+    """A hit as every JSON output shows it; a symbol look-up's hit also says how its
+    name matched, and an explained one why it ranks where it does."""
     document = {key: hit.get(key) for key in HIT_KEYS}
-    if 'explain' in hit:
-        document['explain'] = hit['explain']
+    for extra in ('explain', 'match'):
+        if extra in hit:
+            document[extra] = hit[extra]
     return document
 
 
@@ -7495,9 +7498,15 @@ def mcp_call(repos, name, arguments):
             status['skipped'] = status['skipped'][:200]
         status = statuses[0] if len(statuses) == 1 else {'repos': statuses}
         return json.dumps(status, ensure_ascii=False, indent=2), status
-    results, truncated = budgeted(hits, budget)
-    return hits_as_text(results, truncated, with_repo), {'results': results,
-                                                         'truncated': truncated}
+    results, truncated = budgeted(hits, budget)     # in the shapes --json prints
+    text = hits_as_text(results, truncated, with_repo)
+    if name == 'locate':
+        return text, {'path': arguments['path'], 'line': arguments['line'],
+                      'result': dict(results[0], line=arguments['line']) if results else None,
+                      'truncated': truncated}
+    asked = {'query': arguments['query']} if name == 'search_code' else \
+        {'name': arguments['name']}
+    return text, dict(asked, results=results, truncated=truncated)
 
 
 def mcp_grep(repos, arguments, budget):
@@ -7793,7 +7802,7 @@ def api_search(repos, params, body):
 def api_symbol(repos, params, body):
     repos = api_repos(repos, params)
     name = api_value(params, 'name')
-    return {'name': name, 'results': [dict(hit_json(hit), match=hit['match']) for hit in
+    return {'name': name, 'results': [hit_json(hit) for hit in
                                       texts_of(repos, symbol_in_repos(repos, name))]}
 
 
@@ -8389,8 +8398,7 @@ def run_symbol(args):
     with damaged_repos_guard(args):
         matches = texts_of(repos, symbol_in_repos(repos, args.name))
     if args.json:
-        emit_json({'name': args.name, 'results': [dict(hit_json(m), match=m['match'])
-                                                   for m in matches]})
+        emit_json({'name': args.name, 'results': [hit_json(m) for m in matches]})
     elif not matches:
         print(f'no definition named {args.name}')
     else:

@@ -933,12 +933,15 @@ class McpTests(unittest.TestCase):
             self.assertEqual(entry['text'], source_slice(self.root / entry['path'],
                                                          entry['start'], entry['end']))
         self.assertIs(result['structuredContent']['truncated'], False)
+        self.assertEqual(result['structuredContent']['name'], 'total_with_tax')   # as --json
+        self.assertEqual([r['match'] for r in found], ['suffix', 'suffix', 'case-insensitive'])
         text = self.text_of(result)
         self.assertIn('billing/invoice.py:12-13 Invoice.total_with_tax', text)
         self.assertIn('        return self.amount * (1 + TAX_RATE)', text)
         # search_code
         result = server.result('search_code', {'query': 'total_with_tax', 'top_k': 3})
         self.assertFalse(result.get('isError', False), result)
+        self.assertEqual(result['structuredContent']['query'], 'total_with_tax')
         found = result['structuredContent']['results']
         self.assertEqual(sorted(r['symbol'] for r in found),
                          ['Invoice.total_with_tax', 'Order.total_with_tax', 'Total_With_Tax'])
@@ -954,15 +957,16 @@ class McpTests(unittest.TestCase):
         line = line_of(self.util, 'return value * 2')
         result = server.result('locate', {'path': 'util.py', 'line': line})
         self.assertFalse(result.get('isError', False), result)
-        found = result['structuredContent']['results']
-        self.assertEqual([(r['symbol'], r['path'], r['start'], r['end'], r['text'],
-                           r['revision'], r['stale']) for r in found],
-                         [('outer.inner', 'util.py', 6, 7, source_slice(self.util, 6, 7),
-                           revision(self.util), False)])
+        located = result['structuredContent']          # the shape `at --json` prints
+        self.assertEqual((located['path'], located['line']), ('util.py', line))
+        r = located['result']
+        self.assertEqual((r['symbol'], r['path'], r['start'], r['end'], r['text'],
+                          r['revision'], r['stale'], r['line']),
+                         ('outer.inner', 'util.py', 6, 7, source_slice(self.util, 6, 7),
+                          revision(self.util), False, line))
         self.assertIn('return value * 2', self.text_of(result))
         result = server.result('locate', {'path': str(self.invoice), 'line': 10})
-        self.assertEqual([r['symbol'] for r in result['structuredContent']['results']],
-                         ['Invoice.__init__'])
+        self.assertEqual(result['structuredContent']['result']['symbol'], 'Invoice.__init__')
         # explain_traceback (a traceback from another machine)
         traceback = ('Traceback (most recent call last):\n'
                      '  File "/home/alice/proj/billing/invoice.py", line 13, in '
