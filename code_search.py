@@ -5282,6 +5282,8 @@ def index_problem(index, deep=True):
             or not all(type(bucket) is str and (bucket == '' or bucket[0] == bucket[-1] == '|')
                        for bucket in index['postings']):
         return 'damaged index: bad postings'
+    if not all(map(safe_relative_path, index['files'])):
+        return 'damaged index: a file path outside the root'
     if not deep:
         return ''
     records = index['files'].values()

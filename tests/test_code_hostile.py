@@ -602,6 +602,11 @@ class BadIndexTests(HostileCase):
                 record['rows'] = '\t'.join(row)
             return edit
 
+        def outside_the_root(index):
+            """A file key that climbs out of the root, with the checksum made to match."""
+            index['files']['../good.py'] = index['files'].pop('good.py')
+            index['checksum'] = code_search.content_checksum(index)
+
         def set_posting(term, value):
             def edit(index):
                 postings = code_search.unpack_postings(index['postings'])
@@ -632,6 +637,7 @@ class BadIndexTests(HostileCase):
             'postings malformed': changed(set_posting('harmless', 'garbage')),
             'chunk lengths not numbers': changed(set_chunk('lengths', ['x'] * 6)),
             'renamed by hand': changed(set_chunk('symbol', 'renamed_by_hand')),
+            'a path outside the root': changed(outside_the_root),
         }
 
     # These also go through a real process; the others call main() in this process.
