@@ -6900,6 +6900,8 @@ def read_lines(files, path, start=1, end=None):
     except SkipFile as skip:
         raise LookupError(f'cannot read {relative}: {skip.reason.replace("skipped: ", "")}') \
             from None
+    if end is not None and end < start:
+        raise LookupError(f'end must not be before start ({end} < {start})')
     total = len(lines)
     end = total if end is None else min(end, total)
     if start > max(total, 1) or start > end and total:
@@ -6914,15 +6916,7 @@ def resolve_file_set_path(files, path):
     """A file's relative path in the set, from a path relative to the root or absolute
     inside it; LookupError for anything else (outside the root, through a symbolic link
     out of it, ignored, not indexed)."""
-    candidate = path.replace('\\', '/')
-    if os.path.isabs(path):
-        absolute = os.path.normpath(path)
-        if os.path.commonpath([absolute, files.root]) != os.path.normpath(files.root):
-            raise LookupError(f'path is outside the root: {path}')
-        candidate = os.path.relpath(absolute, files.root).replace(os.sep, '/')
-    parts = [part for part in candidate.split('/') if part not in ('', '.')]
-    if '..' in parts:
-        raise LookupError(f'path is outside the root: {path}')
+    parts = parts_inside(files, path)
     relative = '/'.join(parts)
     full = os.path.join(files.root, *parts)
     real_root = os.path.realpath(files.root)
@@ -6964,18 +6958,29 @@ def list_folder(files, path='', depth=1, everything=False):
     return {'path': prefix or './', 'entries': [entries[name] for name in sorted(entries)]}
 
 
-def resolve_folder(files, path):
-    """A folder of the set's relative path ('' for the root); LookupError otherwise."""
+def parts_inside(files, path):
+    """The names of a path below the set's root, from a path relative to the root
+    (where 'sub/../x' is 'x') or absolute inside it; LookupError for one outside it."""
     candidate = path.replace('\\', '/')
     if os.path.isabs(path):
         absolute = os.path.normpath(path)
         if os.path.commonpath([absolute, files.root]) != os.path.normpath(files.root):
             raise LookupError(f'path is outside the root: {path}')
         candidate = os.path.relpath(absolute, files.root).replace(os.sep, '/')
-    parts = [part for part in candidate.split('/') if part not in ('', '.')]
-    if '..' in parts:
-        raise LookupError(f'path is outside the root: {path}')
-    folder = '/'.join(parts)
+    parts = []
+    for part in candidate.split('/'):
+        if part == '..' and not parts:
+            raise LookupError(f'path is outside the root: {path}')
+        if part == '..':
+            parts.pop()
+        elif part not in ('', '.'):
+            parts.append(part)
+    return parts
+
+
+def resolve_folder(files, path):
+    """A folder of the set's relative path ('' for the root); LookupError otherwise."""
+    folder = '/'.join(parts_inside(files, path))
     if folder and not any(relative.startswith(folder + '/') for relative in files.files):
         raise LookupError(f'not a folder that holds indexed files: {path}')
     return folder
@@ -8025,6 +8030,17 @@ def positive_int(text):
     return value
 
 
+def zero_or_more(text):
+    """A whole number of 0 or more: grep's -C 0, as ripgrep takes it."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'not a whole number: {text!r}') from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f'must be 0 or more: {text!r}')
+    return value
+
+
 def language_name(text):
     """A --lang value: one of the languages files are read as."""
     try:
@@ -8099,8 +8115,8 @@ def build_parser():
     grep.add_argument('-F', '--fixed-strings', action='store_true', help='PATTERN is literal')
     grep.add_argument('-i', '--ignore-case', action='store_true', help='ignore case')
     grep.add_argument('-w', '--word-regexp', action='store_true', help='only whole words')
-    grep.add_argument('-C', '--context', type=positive_int, metavar='N',
-                      help='show N lines around each match')
+    grep.add_argument('-C', '--context', type=zero_or_more, default=0, metavar='N',
+                      help='show N lines around each match (default: 0)')
     grep.add_argument('-l', '--files-with-matches', action='store_true',
                       help='print only the paths of files that match')
     grep.add_argument('-m', '--max-count', type=positive_int, metavar='N',
@@ -8325,7 +8341,7 @@ def run_grep(args):
         by_label = {files.label: files for files in sets}
         lines = functools.lru_cache(maxsize=64)(
             lambda label, path: file_lines(by_label[label], path)[0])
-        print(format_grep(result, lines, args.context or 0, args.files_with_matches,
+        print(format_grep(result, lines, args.context, args.files_with_matches,
                           len(sets) > 1))
     return 0
 

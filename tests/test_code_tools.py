@@ -141,6 +141,10 @@ class GrepTests(TempDirCase):
             'server/main.go-9-\t}',
             'server/main.go:10:\treturn path',
             'server/main.go-11-}'])
+        none = self.grep('-C', '0', 'return', '--path', 'server', self.root)
+        self.assertEqual(none.stdout, self.grep('return', '--path', 'server', self.root).stdout)
+        self.assertIn('server/main.go:10:\treturn path', none.stdout)
+        self.assertEqual(cli('grep', '-C', '-1', 'return', self.root).returncode, 2)
 
     def test_crlf_lines_are_numbered_once(self):
         found = json.loads(self.grep('return 1', self.root, '--json').stdout)['matches']
@@ -242,6 +246,9 @@ class ReadTests(TempDirCase):
                 self.assertEqual(result.stdout, '')
                 self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
                 self.assertNotIn(SECRET, result.stderr)
+        inside = cli('read', 'web/../app/./billing.py:1-2', '--index', self.index, '--json')
+        self.assertEqual(json.loads(inside.stdout)['path'], 'app/billing.py')
+        self.assertIn('outside the root', cli('read', 'app/../../outside.txt', self.root).stderr)
 
 
 class LsTests(TempDirCase):
@@ -363,6 +370,10 @@ class McpToolTests(TempDirCase):
                          )[0]['structuredContent']
         whole = self.call('read_file', {'path': 'app/billing.py'})[0]['structuredContent']
         self.assertEqual(cut['text'] + '\n' + rest['text'], whole['text'])
+        backwards = self.server.result('read_file', {'path': 'app/billing.py', 'start': 5,
+                                                     'end': 2})
+        self.assertTrue(backwards['isError'])
+        self.assertIn('end must not be before start', backwards['content'][0]['text'])
         for path in ('../outside.txt', '/etc/passwd', '.env', 'build/out.py', 'logo.png'):
             with self.subTest(path=path):
                 refused = self.server.result('read_file', {'path': path})
