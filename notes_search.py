@@ -1863,8 +1863,8 @@ def api_params(query):
         raise ApiError(414, f'query string longer than {API_QUERY_LIMIT} characters')
     try:
         return urllib.parse.parse_qs(query, keep_blank_values=True, strict_parsing=False,
-                                     max_num_fields=API_FIELDS_LIMIT)
-    except ValueError as error:
+                                     max_num_fields=API_FIELDS_LIMIT, errors='strict')
+    except ValueError as error:                     # also %ff, which is no UTF-8
         raise ApiError(400, f'bad query string: {error}') from None
 
 
@@ -1894,6 +1894,8 @@ def api_answer(load, method, target, body):
     try:
         if path == '/' and method in ('GET', 'HEAD'):
             return 200, 'text/html; charset=utf-8', PAGE_HTML.encode('utf-8')
+        if path == '/':
+            raise ApiError(405, '/ takes GET')
         route = API_ROUTES.get(path)
         if route is None:
             raise ApiError(404, f'not found: {path}')
@@ -1995,9 +1997,13 @@ def make_handler(answer, allowed_hosts):
         do_DELETE = do_PATCH = do_OPTIONS = do_PUT
 
         def do_POST(self):
+            route = API_ROUTES.get(self.path.partition('?')[0])
+            if not route or route[0] != 'POST':         # 404 or 405, whatever the body
+                return self.respond(b'')
             length = self.headers.get('Content-Length', '')
             if not length.isdigit():
-                return self.send(411, 'application/json', b'{"error": "Content-Length needed"}')
+                return self.send(400 if length else 411, 'application/json',
+                                 b'{"error": "a Content-Length of bytes is needed"}')
             if int(length) > API_BODY_LIMIT:
                 if int(length) <= 4 * API_BODY_LIMIT:      # read it, so the client hears why
                     for start in range(0, int(length), 1 << 16):

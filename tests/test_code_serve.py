@@ -154,6 +154,11 @@ class ApiTests(unittest.TestCase):
                 self.assertNotIn('\n', document['error'])
         self.assertEqual(call('/api/nothing')[0], 404)
         self.assertEqual(call('/api/search', data=b'x')[0], 405)
+        self.assertEqual(call('/api/search?q=tax', method='POST')[0], 405)     # no body
+        self.assertEqual(call('/', method='POST')[0], 405)
+        self.assertEqual(call('/api/trace', method='POST', headers={'Content-Length': 'x'})[0],
+                         400)
+        self.assertEqual(call('/api/search?q=%ff%fe')[0], 400)
         for method in ('PUT', 'DELETE', 'PATCH', 'OPTIONS'):
             with self.subTest(method=method):
                 self.assertEqual(call('/api/search?q=tax', method=method),

@@ -110,6 +110,9 @@ class NotesApiTests(unittest.TestCase):
         self.assertEqual(call('/api/search?q=x', method='DELETE'),
                          (405, {'error': '/api/search takes GET'}))
         self.assertEqual(call('/api/search?q=cache', method='HEAD'), (200, b''))
+        self.assertEqual(call('/api/search?q=cache', method='POST')[0], 405)   # no body
+        self.assertEqual(call('/', method='POST')[0], 405)
+        self.assertEqual(call('/api/search?q=%ff%fe')[0], 400)
         self.assertEqual(call('/api/search?q=' + 'x' * 5000)[0], 414)
         self.assertEqual(call('/api/tags', headers={'Host': 'evil.example'})[0], 403)
 
