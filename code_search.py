@@ -7620,7 +7620,8 @@ def mcp_response(message, state):
     elif method == 'tools/call':
         name, arguments = params.get('name'), params.get('arguments') or {}
         if name not in MCP_TOOLS:
-            return rpc_error(request_id, -32602, f'Unknown tool: {name}')
+            return rpc_error(request_id, -32602, f'Unknown tool: {name}' if name is not None
+                             else 'Invalid params: the tool to call needs a name')
         if not isinstance(arguments, dict):
             return rpc_error(request_id, -32602, 'Invalid params: arguments must be an object')
         problems = argument_problems(name, arguments)

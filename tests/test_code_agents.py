@@ -1115,6 +1115,9 @@ class McpTests(unittest.TestCase):
                 reply = server.call('run_shell', {'command': 'ls'})
                 self.assertEqual(reply['error']['code'], -32602)
                 self.assertNotIn('result', reply)
+                reply = server.request('tools/call')
+                self.assertEqual(reply['error']['code'], -32602)
+                self.assertIn('needs a name', reply['error']['message'])
                 for method in ('resources/list', 'server/discover', 'prompts/get'):
                     reply = server.request(method, {})
                     self.assertEqual(reply['error']['code'], -32601, reply)
