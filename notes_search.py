@@ -1348,14 +1348,19 @@ def require_index_destination(out):
 
 def index_folder(root, destination, options, report=None):
     """Write or update the index of a folder at destination; returns update_index's
-    stats, with 'warning' when an unusable index of this tool was rebuilt."""
+    stats, with 'warning' when an unusable index of this tool was rebuilt or one of another
+    folder replaced."""
     root = require_folder(root)
     require_index_destination(destination)
     options = options._replace(exclude=options.exclude + (os.fspath(destination),))
     with index_lock(destination, LOCK_TIMEOUT_SECONDS), collector_paused():
         remove_leftover_temporaries(destination)
         old, warning = previous_index(destination)
+        moved = old is not None and old['root'] != root      # its files all leave it
+        if moved:
+            warning = f"{destination} held the index of {old['root']}; it now holds {root}"
         index, stats = update_index(root, old, options, report)
+        stats['removed'] += len(old['files']) if moved else 0
         if stats['changed'] or old is None:
             index['indexed_at'] = datetime.datetime.now(datetime.timezone.utc) \
                 .strftime('%Y-%m-%dT%H:%M:%SZ')

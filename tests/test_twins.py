@@ -79,6 +79,25 @@ class CollisionTests(TempDirCase):
                 self.assertIn(f'made by {owner}.py', searched.stderr)
 
 
+    def test_an_index_of_another_folder_is_replaced_with_a_warning(self):
+        make_trees(self.tmp / 'a', code_files=2, notes=2)
+        make_trees(self.tmp / 'b', code_files=3, notes=3)
+        for tool in TOOLS:
+            with self.subTest(tool=tool):
+                first = run(tool, 'index', self.tmp / 'a' / tool, '--out', f'{tool}.json',
+                            cwd=self.tmp)
+                self.assertEqual((first.returncode, first.stderr), (0, ''))
+                moved = run(tool, 'index', self.tmp / 'b' / tool, '--out', f'{tool}.json',
+                            cwd=self.tmp)
+                self.assertEqual(moved.returncode, 0, moved.stderr)
+                self.assertTrue(moved.stdout.startswith('갱신 파일: 3, 제거 파일: 2'),
+                                moved.stdout)
+                self.assertEqual(moved.stderr.splitlines(), [
+                    f"{TOOLS[tool][1].__name__}.py: warning: {tool}.json held the index of "
+                    f"{(self.tmp / 'a' / tool).resolve()}; it now holds "
+                    f"{(self.tmp / 'b' / tool).resolve()}"])
+
+
 class LeftoverTests(TempDirCase):
     def test_nothing_but_the_index_is_left_after_a_run(self):
         make_trees(self.tmp / 'src', code_files=80, notes=1200)   # enough for worker processes
