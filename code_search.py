@@ -69,7 +69,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'code_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 6          # layout of the index file (6: with the compound names' table)
-PARSER_VERSION = 17         # how files become chunks; a change re-parses every file
+PARSER_VERSION = 18         # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 2       # how text becomes terms; a change re-parses every file
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
@@ -3323,6 +3323,9 @@ class JsCode(JsReader):
             body = body.body
         parts = [part for part in binding.parts if part != 'prototype']
         base = scope
+        own = len(parts) > 1 and bool(scope) and scope[-1] == (parts[0], 'function')
+        if own:
+            parts = parts[1:]       # X.m = ... inside function X (an ES5 class's body) is X.m
         if parts and parts[0] == 'this':
             parts = parts[1:]
             classes = [i for i, (_, what) in enumerate(scope) if what == 'class']
@@ -3331,7 +3334,7 @@ class JsCode(JsReader):
         if not parts:
             return scope
         if kind != 'class':
-            kind = 'method' if len(parts) > 1 or (base and base[-1][1] == 'class') \
+            kind = 'method' if own or len(parts) > 1 or (base and base[-1][1] == 'class') \
                 else 'function'
         if binding.statement:
             end = self.statement_end(end)
@@ -3512,6 +3515,8 @@ class JsCode(JsReader):
         whole = binding is not None or self.in_expression(start)
         if binding is not None and function.body is not None:
             inner = self.emit_binding(binding, scope, 'function', function)
+        elif function.name and scope and scope[-1] == (function.name, 'function'):
+            inner = self.es5_constructor(scope, function, start)
         elif function.name:
             inner = scope + ((function.name, 'function'),)
             begin = self.prefix_start(start, JS_PREFIX_WORDS)
@@ -3524,6 +3529,18 @@ class JsCode(JsReader):
             inner = scope
         self.walk_function(function, block, inner, whole)
         return function.end + 1
+
+    def es5_constructor(self, scope, function, start):
+        """function X inside the function bound to X: an ES5 class as TypeScript and Babel
+        emit it (var X = (function (_super) { function X() {...} X.prototype.m = ...;
+        return X; }(Base))).  The inner X is X's constructor and the outer X a class."""
+        outer = '.'.join(names_of(scope))
+        for number in range(len(self.decls) - 1, -1, -1):
+            if self.decls[number].name == outer:
+                self.decls[number] = self.decls[number]._replace(kind='class')
+                break
+        self.emit(scope, 'constructor', 'constructor', (start, function.end), function.body)
+        return scope + (('constructor', 'function'),)
 
     def whole_value(self, end, high):
         """Whether the function or class that ends at end is all of the value

@@ -195,6 +195,29 @@ class LinesTests(TempDirCase):
         chunks = code_search.chunk_file(source, 'lib.rs', 'x' * 64).chunks
         self.assertEqual(next(c for c in chunks if c['symbol'] == 'add_one')['doc'], 'Adds one.')
 
+    def test_an_es5_class_as_typescript_emits_it_is_a_class_with_methods(self):
+        source = textwrap.dedent('''\
+            var Subscriber = /** @class */ (function (_super) {
+                __extends(Subscriber, _super);
+                function Subscriber(destination) {
+                    return _super.call(this) || this;
+                }
+                Subscriber.create = function (next) {
+                    return new Subscriber(next);
+                };
+                Subscriber.prototype.next = function (value) {
+                    this._next(value);
+                };
+                return Subscriber;
+            }(Subscription));
+            function memo() { memo.cache = function () {}; }
+            ''').encode()
+        chunks = code_search.chunk_file(source, 'Subscriber.js', 'x' * 64).chunks
+        self.assertEqual(sorted((c['symbol'], c['kind'], c['start'], c['end']) for c in chunks), [
+            ('Subscriber', 'class', 1, 13), ('Subscriber.constructor', 'constructor', 3, 5),
+            ('Subscriber.create', 'method', 6, 8), ('Subscriber.next', 'method', 9, 11),
+            ('memo', 'function', 14, 14), ('memo.cache', 'method', 14, 14)])
+
     def test_a_function_a_top_level_call_wraps_is_defined_by_its_name(self):
         source = textwrap.dedent('''\
             /**
