@@ -7030,10 +7030,11 @@ def left_out_under(files, folder):
     for item in walk_tree(files.root, IndexOptions()):
         if not item.relative.startswith(prefix) or item.relative in files.files:
             continue
-        reason = skipped.get(item.relative) or item.reason or \
-            unindexed_reason(os.path.join(files.root, item.relative))
-        found.append({'path': item.relative, 'type': 'folder' if item.relative.endswith('/')
-                      else 'file', 'reason': reason})
+        path = os.path.join(files.root, item.relative)
+        reason = skipped.get(item.relative) or item.reason or unindexed_reason(path)
+        kind = 'link' if os.path.islink(path.rstrip('/')) else \
+            'folder' if item.relative.endswith('/') else 'file'
+        found.append({'path': item.relative, 'type': kind, 'reason': reason})
     return found
 
 

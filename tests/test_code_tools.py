@@ -278,11 +278,15 @@ class LsTests(TempDirCase):
         self.assertIn('app/billing.py', {e['path'] for e in deep['entries']})
         cli('index', self.root, '--out', self.root / 'code_index.json')    # in the tree
         write(self.root / 'new.py', 'def added():\n    pass\n')
+        os.symlink(self.root / 'web', self.root / 'weblink')
         every = json.loads(cli('ls', '--all', '--index', self.index, '--json').stdout)
         reasons = {e['path']: e['reason'] for e in every['entries'] if 'reason' in e}
         self.assertEqual(set(reasons), {'build/', 'debug.log', '.env', '.gitignore',
                                         'logo.png', 'data.bin.txt', 'code_index.json',
-                                        'new.py'})
+                                        'new.py', 'weblink'})
+        types = {e['path']: e['type'] for e in every['entries']}
+        self.assertEqual((types['weblink'], types['build/'], types['new.py']),
+                         ('link', 'folder', 'file'))
         self.assertEqual(reasons['code_index.json'], 'a code_search index file')
         self.assertIn('new since indexing', reasons['new.py'])
         self.assertIn('gitignore', reasons['build/'])
