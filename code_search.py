@@ -6818,7 +6818,7 @@ def grep(sets, query, report=None):
     """{'pattern', 'matches': [{'repo', 'path', 'line', 'column', 'text', 'symbol',
     'start', 'end'}], 'files_searched', 'truncated'} of a query over FileSets, in their
     order and path order; 'next_offset' when max_results cut it.  report(relative,
-    reason) hears of each file that could not be read."""
+    reason, line) hears of each file that could not be read."""
     regex = grep_regex(query)
     matches, searched, seen, truncated = [], 0, 0, False
     accepts = [file_filter(files.files, query.globs, query.languages) for files in sets]
@@ -6830,7 +6830,7 @@ def grep(sets, query, report=None):
             data = read_back(files.root, relative)
         except SkipFile as skip:
             if report:
-                report(relative, skip.reason)
+                report(relative, skip.reason, skip.line)
             continue
         python = files.files[relative]['language'] == 'python'
         if not python and b'\0' in data:
@@ -6840,7 +6840,7 @@ def grep(sets, query, report=None):
             text = decode_source(data) if python else decode_text(data)
         except SkipFile as skip:
             if report:
-                report(relative, skip.reason)
+                report(relative, skip.reason, skip.line)
             continue
         found = file_matches(regex, text, python, query.max_count)
         if not found:
@@ -8362,8 +8362,8 @@ def run_grep(args):
     report_skipped([item for files in sets for item in files.skipped])
     unreadable = []
     with damaged_repos_guard(args) if not args.root else contextlib.nullcontext():
-        result = grep(sets, query, lambda path, reason: unreadable.append(
-            skip_record(path, reason)))
+        result = grep(sets, query, lambda path, reason, line: unreadable.append(
+            skip_record(path, reason, line)))
     report_skipped(unreadable)
     if args.json:
         emit_json(result)

@@ -175,6 +175,9 @@ class GrepTests(TempDirCase):
         self.assertIn('big.py:0: skipped: larger than --max-file-size', result.stderr)
         read = cli('read', 'big.py:1-1', self.root)
         self.assertEqual(read.returncode, 2, read.stderr)
+        write(self.root / 'latin.py', b'x = 1\ny = "caf\xe9 tax"\n')
+        result = self.grep('tax_in', self.root)
+        self.assertIn('latin.py:2: ', result.stderr)        # the line, as index says it
 
     def test_an_unreadable_file_is_reported(self):
         (self.root / 'server' / 'main.go').unlink()
