@@ -4816,8 +4816,8 @@ def index_one_file(job):
     except SkipFile as skip:
         return Parsed(job.relative, skip=skip_record(job.relative, skip.reason, skip.line))
     rows, lengths, segments = chunk_postings(read.chunks, job.fid)
-    record = make_record(rows, lengths, job.fid, sha256=sha256, size=info.st_size,
-                         mtime_ns=info.st_mtime_ns, language=read.language, note=read.note)
+    record = make_record(rows, lengths, job.fid, sha256=sha256, **stat_fields(info),
+                         language=read.language, note=read.note)
     return Parsed(job.relative, record, segments)
 
 
@@ -4954,17 +4954,17 @@ def update_index(root, old, options, report=None):
 
 
 def unchanged(path, record, limit, trusted_before_ns):
-    """'same' or 'touched' (only the mtime moved) when the file still has the recorded
-    SHA-256 and is at most limit bytes, else None.  Size and mtime alone decide only for
-    files last modified well before the previous run started: a file written during that
-    run's clock tick could have changed again without its mtime showing it."""
+    """'same' or 'touched' (only its stat moved) when the file still has the recorded
+    SHA-256 and is at most limit bytes, else None.  The stat alone (stat_changed) decides
+    only for files last modified well before the previous run started: a file written
+    during that run's clock tick could have changed again without its mtime showing it."""
     try:
         info = os.lstat(path)
     except OSError:
         return None
     if info.st_size > limit:                # a lower --max-file-size: skipped now
         return None
-    same_stat = info.st_size == record['size'] and info.st_mtime_ns == record['mtime_ns']
+    same_stat = not stat_changed(info, record)
     if same_stat and record['mtime_ns'] < trusted_before_ns:
         return 'same'
     try:
@@ -4975,8 +4975,21 @@ def unchanged(path, record, limit, trusted_before_ns):
         return None
     if same_stat:
         return 'same'
-    record['size'], record['mtime_ns'] = info.st_size, info.st_mtime_ns
+    record.update(stat_fields(info))
     return 'touched'
+
+
+def stat_fields(info):
+    """What a file's record keeps of its stat, for stat_changed."""
+    return {'size': info.st_size, 'mtime_ns': info.st_mtime_ns, 'ctime_ns': info.st_ctime_ns}
+
+
+def stat_changed(info, record):
+    """Whether a file's stat differs from its record's: its size, its mtime, or its ctime,
+    which also moves when only the mode changed or a `touch -d` put the mtime back (git
+    checks it too)."""
+    return (info.st_size, info.st_mtime_ns, info.st_ctime_ns) != \
+        (record['size'], record['mtime_ns'], record.get('ctime_ns'))
 
 
 def scan_tree(root, options=IndexOptions(), strict=False):
@@ -6001,7 +6014,7 @@ def repo_status(repo):
             info = os.stat(found[relative])
         except OSError:
             return dict(row, state='stale')
-        if (info.st_size, info.st_mtime_ns) != (record['size'], record['mtime_ns']):
+        if stat_changed(info, record):
             return dict(row, state='stale')
     return row
 

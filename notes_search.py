@@ -874,8 +874,7 @@ def index_one_file(job):
         return Parsed(job.relative, skip=skip_record(job.relative, f'skipped: {error}',
                                                      error.line))
     record = {'fid': job.fid, 'sha256': hashlib.sha256(data).hexdigest(),
-              'size': info.st_size, 'mtime_ns': info.st_mtime_ns, 'tags': tags,
-              'intros': ' '.join(map(str, intros))}
+              **stat_fields(info), 'tags': tags, 'intros': ' '.join(map(str, intros))}
     return Parsed(job.relative, record, text, sections)
 
 
@@ -1004,17 +1003,17 @@ def update_index(root, old, options, report=None):
 
 
 def unchanged(path, record, limit, trusted_before_ns):
-    """'same' or 'touched' (only the mtime moved) when the file still has the recorded
-    SHA-256 and is at most limit bytes, else None.  Size and mtime alone decide only for
-    files last modified well before the previous run started: a file written during that
-    run's clock tick could have changed again without its mtime showing it."""
+    """'same' or 'touched' (only its stat moved) when the file still has the recorded
+    SHA-256 and is at most limit bytes, else None.  The stat alone (stat_changed) decides
+    only for files last modified well before the previous run started: a file written
+    during that run's clock tick could have changed again without its mtime showing it."""
     try:
         info = os.lstat(path)
     except OSError:
         return None
     if info.st_size > limit:                # a lower --max-file-size: skipped now
         return None
-    same_stat = info.st_size == record['size'] and info.st_mtime_ns == record['mtime_ns']
+    same_stat = not stat_changed(info, record)
     if same_stat and record['mtime_ns'] < trusted_before_ns:
         return 'same'
     try:
@@ -1025,8 +1024,21 @@ def unchanged(path, record, limit, trusted_before_ns):
         return None
     if same_stat:
         return 'same'
-    record['size'], record['mtime_ns'] = info.st_size, info.st_mtime_ns
+    record.update(stat_fields(info))
     return 'touched'
+
+
+def stat_fields(info):
+    """What a file's record keeps of its stat, for stat_changed."""
+    return {'size': info.st_size, 'mtime_ns': info.st_mtime_ns, 'ctime_ns': info.st_ctime_ns}
+
+
+def stat_changed(info, record):
+    """Whether a file's stat differs from its record's: its size, its mtime, or its ctime,
+    which also moves when only the mode changed or a `touch -d` put the mtime back (git
+    checks it too)."""
+    return (info.st_size, info.st_mtime_ns, info.st_ctime_ns) != \
+        (record['size'], record['mtime_ns'], record.get('ctime_ns'))
 
 
 # --- Index file: atomic write, lock, load and validate ---------------------------------

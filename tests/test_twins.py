@@ -98,6 +98,24 @@ class CollisionTests(TempDirCase):
                     f"{(self.tmp / 'b' / tool).resolve()}"])
 
 
+    def test_a_change_that_puts_the_mtime_back_is_still_read(self):
+        files = {'code': ('m.py', 'def alphaword():\n    return 1\n', 'alphaword', 'gammaword'),
+                 'notes': ('m.md', '# M\n\nalphaword here\n', 'alphaword', 'gammaword')}
+        for tool, (name, text, old, new) in files.items():
+            with self.subTest(tool=tool):
+                path = self.tmp / tool / name
+                write(path, text)
+                os.utime(path, ns=(10 ** 18, 10 ** 18))          # long before any run
+                index = self.tmp / f'{tool}.json'
+                self.assertEqual(run(tool, 'index', path.parent, '--out', index).returncode, 0)
+                write(path, text.replace(old, new))             # same size
+                os.utime(path, ns=(10 ** 18, 10 ** 18))          # and the same mtime again
+                result = run(tool, 'index', path.parent, '--out', index)
+                self.assertTrue(result.stdout.startswith('갱신 파일: 1, '), result.stdout)
+                found = json.loads(run(tool, 'search', new, '--index', index, '--json').stdout)
+                self.assertEqual([hit['path'] for hit in found['results']][:1], [name])
+
+
 class LeftoverTests(TempDirCase):
     def test_nothing_but_the_index_is_left_after_a_run(self):
         make_trees(self.tmp / 'src', code_files=80, notes=1200)   # enough for worker processes
