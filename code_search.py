@@ -264,7 +264,10 @@ def walk_tree(root, options):
     out, in sorted order.  Never follows symbolic links and opens nothing but folders
     and ignore files here."""
     exclude = {os.path.normcase(os.path.realpath(p)) for p in options.exclude}
-    pending = [(str(root), '', [])]
+    git_exclude = os.path.join(root, '.git', 'info', 'exclude')    # below every .gitignore
+    inside = os.path.realpath(git_exclude).startswith(os.path.realpath(root) + os.sep)
+    pending = [(str(root), '', parse_ignore_file(read_small_text(git_exclude), '')
+                if inside else [])]
     while pending:
         folder, prefix, rules = pending.pop()
         try:

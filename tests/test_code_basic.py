@@ -519,6 +519,16 @@ class WalkingTests(unittest.TestCase):
             walked = self.files(root, no_ignore=True)
             self.assertEqual(sorted(walked), sorted(files))
 
+    def test_the_roots_git_info_exclude_counts_below_its_gitignore_files(self):
+        with tempfile.TemporaryDirectory() as folder:
+            root = Path(folder)
+            write(root / '.git' / 'info' / 'exclude', 'secret_*.py\n')
+            write(root / '.gitignore', '!secret_keep.py\n')
+            for name in ('secret_a.py', 'secret_keep.py', 'b.py'):
+                write(root / name, 'def f():\n    pass\n')
+            self.assertEqual(sorted(self.files(root)), ['b.py', 'secret_keep.py'])
+            self.assertEqual(len(self.files(root, no_ignore=True)), 3)
+
 
 class CommandLineTests(unittest.TestCase):
     def setUp(self):
