@@ -180,6 +180,9 @@ class IndexOptions(NamedTuple):
     jobs: int = 0               # worker processes (0: one per core)
 
 
+WALK_CHOICES = ('hidden', 'no_ignore', 'max_file_size')   # kept in the index: walked_with
+
+
 def program_name():
     """The name this program was started as: this file's name, or a console script's."""
     name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ''
@@ -4942,9 +4945,11 @@ def update_index(root, old, options, report=None):
     current.update((relative, file.record) for relative, file in added.items())
     deleted = sum(1 for relative in previous if relative not in current)
     skipped.sort(key=lambda s: s['path'])
+    choices = {key: getattr(options, key) for key in WALK_CHOICES}
     changed = added or removed or remine or refreshed or skipped != index['skipped'] \
-        or not reusable
+        or not reusable or index.get('walked_with') != choices
     index.update(files=dict(sorted(current.items())), skipped=skipped, root=root,
+                 walked_with=choices,
                  next_fid=index['next_fid'] + len(jobs), scan_started_ns=started_ns,
                  chunk_count=sum(record['count'] for record in current.values()),
                  field_totals=field_sums([record['totals'] for record in current.values()]))
@@ -5996,6 +6001,17 @@ def toml_tables(text):
     return tables
 
 
+def walked_with(index, **more):
+    """The IndexOptions an index was made with (--hidden, --no-ignore, --max-file-size),
+    and more: `repos` judges and updates an index as `index` made it."""
+    recorded = index.get('walked_with') if isinstance(index, dict) else None
+    defaults = IndexOptions()
+    kept = {key: value for key, value in recorded.items() if key in WALK_CHOICES
+            and type(value) is type(getattr(defaults, key))} \
+        if isinstance(recorded, dict) else {}
+    return IndexOptions(**kept, **more)
+
+
 def repo_status(repo):
     """A listed repository's row: name, root, index, files, chunks, indexed_at and
     state: fresh, stale (files changed, added or removed since), not indexed or no root."""
@@ -6008,7 +6024,7 @@ def repo_status(repo):
         return dict(row, state='not indexed')
     row.update(files=len(index['files']), chunks=index['chunk_count'],
                indexed_at=index.get('indexed_at', ''))
-    found, _ = list_tree(repo['root'], IndexOptions(exclude=(repo['index'],)))
+    found, _ = list_tree(repo['root'], walked_with(index, exclude=(repo['index'],)))
     skipped = {entry.get('path') for entry in index['skipped'] if isinstance(entry, dict)}
     if set(found) - skipped != set(index['files']):
         return dict(row, state='stale')
@@ -8260,10 +8276,13 @@ def run_repos(args):
     status = 0
     if args.update:
         for repo in repos:
+            options = IndexOptions(jobs=args.jobs or 0)
             try:
+                with contextlib.suppress(IndexProblem):
+                    options = walked_with(load_index(repo['index'], deep=False),
+                                          jobs=args.jobs or 0)
                 with progress_line() as report:
-                    stats = index_folder(repo['root'], repo['index'],
-                                         IndexOptions(jobs=args.jobs or 0), report)
+                    stats = index_folder(repo['root'], repo['index'], options, report)
             except IndexProblem as problem:
                 print(f"{program_name()}: error: {repo['name']}: {problem}", file=sys.stderr)
                 status = max(status, problem.status)

@@ -173,3 +173,13 @@ class ReposListTests(ReposCase):
         self.assertEqual(self.states(listing), [('api', 'fresh'), ('gone', 'no root')])
         write(self.api / 'new.py', 'def added():\n    pass\n')
         self.assertEqual(self.states(listing)[0], ('api', 'stale'))
+
+    def test_an_index_is_judged_and_updated_with_the_choices_that_made_it(self):
+        write(self.api / '.hidden' / 'secret_helper.py', 'def secret_helper():\n    pass\n')
+        self.assertEqual(cli('index', self.api, '--out', self.tmp / 'api.json',
+                             '--hidden').returncode, 0)
+        listing = self.write_list('[[repo]]\nname = "api"\nroot = "api"\nindex = "api.json"\n')
+        self.assertEqual(self.states(listing), [('api', 'fresh')])
+        self.assertEqual(cli('repos', listing, '--update').returncode, 0)
+        found = cli('symbol', 'secret_helper', '--index', self.tmp / 'api.json')
+        self.assertIn('.hidden/secret_helper.py', found.stdout)
