@@ -218,7 +218,9 @@ def parse_ignore_file(text, base):
     for line in text.splitlines():
         if not line.strip() or line.startswith('#'):
             continue
-        line = re.sub(r'(?<!\\)\s+$', '', line)
+        line = re.sub(r'(?<!\\) +$', '', line)      # trailing spaces, not tabs or '\ '
+        if re.search(r'(?<!\\)(?:\\\\)*\\$', line):
+            continue                                # a trailing '\' escapes nothing: invalid
         negated = line.startswith('!')
         if negated:
             line = line[1:]
@@ -6081,10 +6083,10 @@ def glob_pattern(glob):
         elif glob.startswith('/**', i) and i + 3 == len(glob):
             out.append('/.*')
             i += 3
-        elif glob.startswith('**', i):
+        elif glob == '**':
             out.append('.*')
             i += 2
-        elif glob[i] == '*':
+        elif glob[i] == '*':                # and a ** next to anything but '/', as git has it
             out.append('[^/]*')
             i += 1
         elif glob[i] == '?':
@@ -6095,7 +6097,7 @@ def glob_pattern(glob):
             body = glob[i + 1:end]
             if body.startswith('!'):
                 body = '^' + body[1:]
-            out.append('[' + body.replace('\\', '\\\\') + ']')
+            out.append('(?!/)[' + body.replace('\\', '\\\\') + ']')    # never a '/'
             i = end + 1
         elif glob[i] == '\\' and i + 1 < len(glob):
             out.append(re.escape(glob[i + 1]))

@@ -519,6 +519,19 @@ class WalkingTests(unittest.TestCase):
             walked = self.files(root, no_ignore=True)
             self.assertEqual(sorted(walked), sorted(files))
 
+    def test_gitignore_corners_as_git_reads_them(self):
+        # ** next to anything but '/' is a plain *; a class never matches '/'; only
+        # trailing spaces are trimmed; a trailing backslash makes a pattern invalid
+        with tempfile.TemporaryDirectory() as folder:
+            root = Path(folder)
+            write(root / '.gitignore', 'a**b.py\n[x/]y.py\ntab.py\t\nbad\\\n')
+            files = {'a/b.py': True, 'a/x/b.py': True, 'aQb.py': False, 'x/y.py': True,
+                     'xy.py': False, 'tab.py': True, 'tab.py\t': False, 'bad\\': True}
+            for name in files:
+                write(root / name, 'x = 1\n')
+            self.assertEqual(sorted(self.files(root)),
+                             sorted(n for n, kept in files.items() if kept))
+
     def test_the_roots_git_info_exclude_counts_below_its_gitignore_files(self):
         with tempfile.TemporaryDirectory() as folder:
             root = Path(folder)
