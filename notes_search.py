@@ -1672,10 +1672,10 @@ def glob_pattern(glob):
         elif glob.startswith('/**', i) and i + 3 == len(glob):
             out.append('/.*')
             i += 3
-        elif glob.startswith('**', i):
+        elif glob == '**':
             out.append('.*')
             i += 2
-        elif glob[i] == '*':
+        elif glob[i] == '*':                # and a ** next to anything but '/', as git has it
             out.append('[^/]*')
             i += 1
         elif glob[i] == '?':
@@ -1686,7 +1686,7 @@ def glob_pattern(glob):
             body = glob[i + 1:end]
             if body.startswith('!'):
                 body = '^' + body[1:]
-            out.append('[' + body.replace('\\', '\\\\') + ']')
+            out.append('(?!/)[' + body.replace('\\', '\\\\') + ']')    # never a '/'
             i = end + 1
         elif glob[i] == '\\' and i + 1 < len(glob):
             out.append(re.escape(glob[i + 1]))
