@@ -8084,25 +8084,19 @@ def question_text(text):
     return text
 
 
-def positive_int(text):
+def positive_int(text, least=1):
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f'not a whole number: {text!r}') from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f'must be 1 or more: {text!r}')
+    if value < least:
+        raise argparse.ArgumentTypeError(f'must be {least} or more: {text!r}')
     return value
 
 
 def zero_or_more(text):
     """A whole number of 0 or more: grep's -C 0, as ripgrep takes it."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f'not a whole number: {text!r}') from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f'must be 0 or more: {text!r}')
-    return value
+    return positive_int(text, 0)
 
 
 def language_name(text):

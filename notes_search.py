@@ -2122,13 +2122,13 @@ def command_text(text):
     return data.decode('utf-8', 'replace')
 
 
-def positive_int(text):
+def positive_int(text, least=1):
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f'not a whole number: {text!r}') from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f'must be 1 or more: {text!r}')
+    if value < least:
+        raise argparse.ArgumentTypeError(f'must be {least} or more: {text!r}')
     return value
 
 
