@@ -152,6 +152,8 @@ API_GREP_RESULTS = 200      # /api/grep's matches when max_results is not given
 SKIP_DIRS = {'.git', '.hg', '.svn', '__pycache__', 'node_modules', '.tox',
              '.mypy_cache', '.pytest_cache'}
 IGNORE_FILES = ('.gitignore', '.ignore')
+LINK_REASON = 'skipped: symbolic link (not followed)'   # links are never followed
+NOT_UTF8_REASON = 'skipped: name is not valid UTF-8'
 NOT_FOUND_MESSAGE = '관련 함수를 찾지 못했습니다.'
 
 
@@ -178,6 +180,7 @@ class IndexOptions(NamedTuple):
     max_file_size: int = MAX_FILE_SIZE
     exclude: tuple = ()         # absolute paths never indexed (the index file itself)
     jobs: int = 0               # worker processes (0: one per core)
+    as_before: bool = False     # the first three as the index was made (repos --update)
 
 
 WALK_CHOICES = ('hidden', 'no_ignore', 'max_file_size')   # kept in the index: walked_with
@@ -218,9 +221,12 @@ def parse_ignore_file(text, base):
     for line in text.splitlines():
         if not line.strip() or line.startswith('#'):
             continue
-        line = re.sub(r'(?<!\\) +$', '', line)      # trailing spaces, not tabs or '\ '
-        if re.search(r'(?<!\\)(?:\\\\)*\\$', line):
-            continue                                # a trailing '\' escapes nothing: invalid
+        body = line.rstrip(' ')                     # trailing spaces, not tabs or '\ '
+        if (len(body) - len(body.rstrip('\\'))) % 2:   # it ends in an escaping '\'
+            if body == line:
+                continue                            # escaping nothing: invalid
+            body += ' '
+        line = body
         negated = line.startswith('!')
         if negated:
             line = line[1:]
@@ -255,6 +261,14 @@ def is_ignored(relative, is_dir, rules):
     return ignored
 
 
+def inside_folder(path, folder):
+    """Whether a normalised path is folder or below it (never across Windows drives)."""
+    try:
+        return os.path.commonpath([path, folder]) == os.path.normpath(folder)
+    except ValueError:                              # another drive, or relative and absolute
+        return False
+
+
 def read_small_text(path, limit=1024 * 1024):
     """Read a small regular file such as .gitignore, or return '' if it is anything else."""
     try:
@@ -270,9 +284,10 @@ def walk_tree(root, options):
     and ignore files here."""
     exclude = {os.path.normcase(os.path.realpath(p)) for p in options.exclude}
     git_exclude = os.path.join(root, '.git', 'info', 'exclude')    # below every .gitignore
-    inside = os.path.realpath(git_exclude).startswith(os.path.realpath(root) + os.sep)
+    read_exclude = not options.no_ignore and inside_folder(os.path.realpath(git_exclude),
+                                                           os.path.realpath(root))
     pending = [(str(root), '', parse_ignore_file(read_small_text(git_exclude), '')
-                if inside else [])]
+                if read_exclude else [])]
     while pending:
         folder, prefix, rules = pending.pop()
         try:
@@ -290,10 +305,9 @@ def walk_tree(root, options):
         subfolders = []
         for entry in entries:
             relative = prefix + entry.name
-            if not utf8_name(entry.name):      # no answer, page or JSON could carry it
-                yield Listed(relative.encode('utf-8', 'backslashreplace').decode(),
-                             reason='skipped: name is not valid UTF-8')
-                continue
+            named = utf8_name(entry.name)      # else no answer, page or JSON could carry it
+            if not named:
+                relative = relative.encode('utf-8', 'backslashreplace').decode()
             try:
                 is_link = entry.is_symlink()
                 is_dir = not is_link and entry.is_dir(follow_symlinks=False)
@@ -301,7 +315,7 @@ def walk_tree(root, options):
                 yield Listed(relative, reason=f'skipped: cannot stat: {error.strerror}')
                 continue
             if is_link:
-                yield Listed(relative, reason='skipped: symbolic link (not followed)')
+                yield Listed(relative, reason=LINK_REASON)
                 continue
             if entry.name.startswith('.') and not options.hidden:
                 yield Listed(relative + '/' * is_dir, reason='hidden', quiet=True)
@@ -317,6 +331,8 @@ def walk_tree(root, options):
                 elif os.path.lexists(os.path.join(entry.path, 'pyvenv.cfg')):
                     yield Listed(relative + '/', reason='virtual environment (pyvenv.cfg)',
                                  quiet=True)
+                elif not named:
+                    yield Listed(relative + '/', reason=NOT_UTF8_REASON)
                 else:
                     subfolders.append((entry.path, relative + '/', rules))
                 continue
@@ -332,7 +348,8 @@ def walk_tree(root, options):
             if not regular:
                 yield Listed(relative, reason='skipped: not a regular file')
                 continue
-            yield Listed(relative, entry.path)
+            yield Listed(relative, entry.path) if named else \
+                Listed(relative, reason=NOT_UTF8_REASON)
         pending.extend(reversed(subfolders))
 
 
@@ -375,7 +392,7 @@ def read_file(path, limit):
         raise SkipFile('skipped: permission denied') from None
     except OSError as error:
         if os.path.islink(path):
-            raise SkipFile('skipped: symbolic link (not followed)') from None
+            raise SkipFile(LINK_REASON) from None
         if not os.path.isfile(path):
             raise SkipFile('skipped: not a regular file') from None
         raise SkipFile(f'skipped: cannot open: {error.strerror}') from None
@@ -4522,7 +4539,7 @@ def query_terms(question):
     words = WORD.findall(question)
     for word in words:
         add(word, 1.0)
-    for dotted in re.findall(r'(?<![A-Za-z0-9_])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+',
+    for dotted in re.findall(r'(?<!\w)[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+',
                              dotted_question(question)):     # from a word's start: linear
         weights[dotted.lower()] = 1.0
         concepts.setdefault(dotted.lower(), dotted.lower())
@@ -5273,10 +5290,12 @@ def load_index(path, deep=True):
 
 
 def safe_relative_path(relative):
-    """A stored path must stay inside the root: relative, no '..', no empty parts."""
-    parts = relative.split('/')
-    return bool(relative) and not relative.startswith('/') and ':' not in parts[0] \
-        and all(part not in ('', '.', '..') for part in parts) and '\\' not in relative
+    """A stored path must stay inside the root: relative, no '..', no empty parts, and no
+    part this system reads as a drive or holding a separator (C:x, a\\b on Windows; on
+    POSIX a name may hold ':' and '\\')."""
+    return bool(relative) and all(
+        part not in ('', '.', '..') and not os.path.splitdrive(part)[0]
+        and not (os.altsep and os.sep in part) for part in relative.split('/'))
 
 
 def content_checksum(index):
@@ -5366,6 +5385,8 @@ def index_folder(root, destination, options, report=None):
     with index_lock(destination, LOCK_TIMEOUT_SECONDS), collector_paused():
         remove_leftover_temporaries(destination)
         old, warning = previous_index(destination)
+        if options.as_before and old is not None:
+            options = walked_with(old, exclude=options.exclude, jobs=options.jobs)
         moved = old is not None and old['root'] != root      # its files all leave it
         if moved:
             warning = f"{destination} held the index of {old['root']}; it now holds {root}"
@@ -6088,7 +6109,8 @@ def glob_pattern(glob):
             i += 2
         elif glob[i] == '*':                # and a ** next to anything but '/', as git has it
             out.append('[^/]*')
-            i += 1
+            while glob.startswith('*', i):      # one for a run: [^/]*[^/]* backtracks
+                i += 1
         elif glob[i] == '?':
             out.append('[^/]')
             i += 1
@@ -6173,7 +6195,7 @@ def read_current_file(root, relative, revision, language='python'):
     anything else counts as stale."""
     path = os.path.join(root, *relative.split('/'))
     real_root = os.path.realpath(root)
-    if os.path.commonpath([os.path.realpath(path), real_root]) != real_root:
+    if not inside_folder(os.path.realpath(path), real_root):
         return [], True
     try:
         data = read_file(path, READ_BACK_LIMIT)[0]
@@ -6204,7 +6226,7 @@ def resolve_indexed_path(index, path):
     candidate = path.replace('\\', '/')
     if os.path.isabs(path):
         absolute = os.path.normpath(path)
-        if os.path.commonpath([absolute, root]) != root:
+        if not inside_folder(absolute, root):
             raise LookupError(f'path is outside the indexed root: {path}')
         candidate = os.path.relpath(absolute, root).replace(os.sep, '/')
     candidate = candidate[2:] if candidate.startswith('./') else candidate
@@ -6575,7 +6597,7 @@ def resolve_indexed_folder(index, path):
     root, candidate = index['root'], path.replace('\\', '/').rstrip('/')
     if os.path.isabs(path):
         absolute = os.path.normpath(path)
-        if os.path.commonpath([absolute, root]) != root:
+        if not inside_folder(absolute, root):
             raise LookupError(f'path is outside the indexed root: {path}')
         candidate = os.path.relpath(absolute, root).replace(os.sep, '/')
     candidate = candidate[2:] if candidate.startswith('./') else candidate
@@ -6616,7 +6638,7 @@ def frame_candidates(index, path, by_name=None):
     root = index['root']
     if os.path.isabs(path):
         absolute = os.path.normpath(path)
-        if os.path.commonpath([absolute, root]) == root:
+        if inside_folder(absolute, root):
             relative = os.path.relpath(absolute, root).replace(os.sep, '/')
             return (len(path_parts(path)), [relative]) if relative in index['files'] else (0, [])
     parts = path_parts(path)
@@ -6976,7 +6998,7 @@ def resolve_file_set_path(files, path):
     relative = '/'.join(parts)
     full = os.path.join(files.root, *parts)
     real_root = os.path.realpath(files.root)
-    if os.path.commonpath([os.path.realpath(full), real_root]) != real_root:
+    if not inside_folder(os.path.realpath(full), real_root):
         raise LookupError(f'path leads outside the root through a symbolic link: {path}')
     if relative not in files.files:
         what = 'indexed' if files.index is not None else 'read by index (ignored or skipped)'
@@ -7020,12 +7042,12 @@ def parts_inside(files, path):
     candidate = path.replace('\\', '/')
     if os.path.isabs(path):
         absolute = os.path.normpath(path)
-        if os.path.commonpath([absolute, files.root]) != os.path.normpath(files.root):
+        if not inside_folder(absolute, files.root):
             raise LookupError(f'path is outside the root: {path}')
         candidate = os.path.relpath(absolute, files.root).replace(os.sep, '/')
     parts = []
     for part in candidate.split('/'):
-        if part == '..' and not parts:
+        if part == '..' and not parts or os.path.splitdrive(part)[0]:     # C:x on Windows
             raise LookupError(f'path is outside the root: {path}')
         if part == '..':
             parts.pop()
@@ -7064,9 +7086,9 @@ def left_out_under(files, folder):
     for item in walk_tree(files.root, IndexOptions()):
         if not item.relative.startswith(prefix) or item.relative in files.files:
             continue
-        path = os.path.join(files.root, item.relative)
-        reason = skipped.get(item.relative) or item.reason or unindexed_reason(path)
-        kind = 'link' if os.path.islink(path.rstrip('/')) else \
+        reason = skipped.get(item.relative) or item.reason or \
+            unindexed_reason(os.path.join(files.root, item.relative))
+        kind = 'link' if reason == LINK_REASON else \
             'folder' if item.relative.endswith('/') else 'file'
         found.append({'path': item.relative, 'type': kind, 'reason': reason})
     return found
@@ -7968,7 +7990,7 @@ def make_handler(answer, allowed_hosts):
             if not route or route[0] != 'POST':         # 404 or 405, whatever the body
                 return self.respond(b'')
             length = self.headers.get('Content-Length', '')
-            if not length.isdigit():
+            if not (length.isascii() and length.isdigit()):
                 return self.send(400 if length else 411, 'application/json',
                                  b'{"error": "a Content-Length of bytes is needed"}')
             if int(length) > API_BODY_LIMIT:
@@ -8272,13 +8294,11 @@ def run_repos(args):
     status = 0
     if args.update:
         for repo in repos:
-            options = IndexOptions(jobs=args.jobs or 0)
             try:
-                with contextlib.suppress(IndexProblem):
-                    options = walked_with(load_index(repo['index'], deep=False),
-                                          jobs=args.jobs or 0)
                 with progress_line() as report:
-                    stats = index_folder(repo['root'], repo['index'], options, report)
+                    stats = index_folder(repo['root'], repo['index'],
+                                         IndexOptions(jobs=args.jobs or 0, as_before=True),
+                                         report)
             except IndexProblem as problem:
                 print(f"{program_name()}: error: {repo['name']}: {problem}", file=sys.stderr)
                 status = max(status, problem.status)

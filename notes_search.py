@@ -98,6 +98,8 @@ API_BODY_LIMIT = 1 << 20    # bytes of a POST body
 
 SKIP_DIRS = {'.git', '.hg', '.svn', '__pycache__', 'node_modules', '.tox',
              '.mypy_cache', '.pytest_cache'}
+LINK_REASON = 'skipped: symbolic link (not followed)'   # links are never followed
+NOT_UTF8_REASON = 'skipped: name is not valid UTF-8'
 STOP_WORDS = frozenset(          # words that say nothing of the answer, questions' too
     'a an and are as at be by for from in into is it of on or that the this to with '
     'how do does did i me my what which can could should would we you your there'.split())
@@ -184,10 +186,9 @@ def walk_tree(root, options):
         subfolders = []
         for entry in entries:
             relative = prefix + entry.name
-            if not utf8_name(entry.name):      # no answer, page or JSON could carry it
-                yield Listed(relative.encode('utf-8', 'backslashreplace').decode(),
-                             reason='skipped: name is not valid UTF-8')
-                continue
+            named = utf8_name(entry.name)      # else no answer, page or JSON could carry it
+            if not named:
+                relative = relative.encode('utf-8', 'backslashreplace').decode()
             wanted = entry.name.endswith(NOTE_SUFFIX)
             try:
                 is_link = entry.is_symlink()
@@ -197,7 +198,7 @@ def walk_tree(root, options):
                 continue
             if is_link:
                 if wanted or os.path.isdir(entry.path) or not os.path.exists(entry.path):
-                    yield Listed(relative, reason='skipped: symbolic link (not followed)')
+                    yield Listed(relative, reason=LINK_REASON)
                 continue
             if entry.name.startswith('.') and not options.hidden:
                 if is_dir or wanted:
@@ -210,6 +211,8 @@ def walk_tree(root, options):
                 elif os.path.lexists(os.path.join(entry.path, 'pyvenv.cfg')):
                     yield Listed(relative + '/', reason='virtual environment (pyvenv.cfg)',
                                  quiet=True)
+                elif not named:
+                    yield Listed(relative + '/', reason=NOT_UTF8_REASON)
                 else:
                     subfolders.append((entry.path, relative + '/'))
                 continue
@@ -222,8 +225,17 @@ def walk_tree(root, options):
             if not regular:
                 yield Listed(relative, reason='skipped: not a regular file')
                 continue
-            yield Listed(relative, entry.path)
+            yield Listed(relative, entry.path) if named else \
+                Listed(relative, reason=NOT_UTF8_REASON)
         pending.extend(reversed(subfolders))
+
+
+def inside_folder(path, folder):
+    """Whether a normalised path is folder or below it (never across Windows drives)."""
+    try:
+        return os.path.commonpath([path, folder]) == os.path.normpath(folder)
+    except ValueError:                              # another drive, or relative and absolute
+        return False
 
 
 def utf8_name(name):
@@ -265,7 +277,7 @@ def read_file(path, limit):
         raise SkipFile('skipped: permission denied') from None
     except OSError as error:
         if os.path.islink(path):
-            raise SkipFile('skipped: symbolic link (not followed)') from None
+            raise SkipFile(LINK_REASON) from None
         if not os.path.isfile(path):
             raise SkipFile('skipped: not a regular file') from None
         raise SkipFile(f'skipped: cannot open: {error.strerror}') from None
@@ -1275,10 +1287,12 @@ def load_index(path, deep=True):
 
 
 def safe_relative_path(relative):
-    """A stored path must stay inside the root: relative, no '..', no empty parts."""
-    parts = relative.split('/')
-    return bool(relative) and not relative.startswith('/') and ':' not in parts[0] \
-        and all(part not in ('', '.', '..') for part in parts) and '\\' not in relative
+    """A stored path must stay inside the root: relative, no '..', no empty parts, and no
+    part this system reads as a drive or holding a separator (C:x, a\\b on Windows; on
+    POSIX a name may hold ':' and '\\')."""
+    return bool(relative) and all(
+        part not in ('', '.', '..') and not os.path.splitdrive(part)[0]
+        and not (os.altsep and os.sep in part) for part in relative.split('/'))
 
 
 def content_checksum(index):
@@ -1677,7 +1691,8 @@ def glob_pattern(glob):
             i += 2
         elif glob[i] == '*':                # and a ** next to anything but '/', as git has it
             out.append('[^/]*')
-            i += 1
+            while glob.startswith('*', i):      # one for a run: [^/]*[^/]* backtracks
+                i += 1
         elif glob[i] == '?':
             out.append('[^/]')
             i += 1
@@ -1973,7 +1988,7 @@ def read_lines(search_index, path, start=1, end=None):
         raise LookupError(f'not an indexed note: {path}')
     full = os.path.join(index['root'], *relative.split('/'))
     real_root = os.path.realpath(index['root'])
-    if os.path.commonpath([os.path.realpath(full), real_root]) != real_root:
+    if not inside_folder(os.path.realpath(full), real_root):
         raise LookupError(f'path leads outside the root through a symbolic link: {path}')
     try:
         data, info = read_file(full, MAX_FILE_SIZE)
@@ -2018,7 +2033,7 @@ def make_handler(answer, allowed_hosts):
             if not route or route[0] != 'POST':         # 404 or 405, whatever the body
                 return self.respond(b'')
             length = self.headers.get('Content-Length', '')
-            if not length.isdigit():
+            if not (length.isascii() and length.isdigit()):
                 return self.send(400 if length else 411, 'application/json',
                                  b'{"error": "a Content-Length of bytes is needed"}')
             if int(length) > API_BODY_LIMIT:

@@ -524,9 +524,11 @@ class WalkingTests(unittest.TestCase):
         # trailing spaces are trimmed; a trailing backslash makes a pattern invalid
         with tempfile.TemporaryDirectory() as folder:
             root = Path(folder)
-            write(root / '.gitignore', 'a**b.py\n[x/]y.py\ntab.py\t\nbad\\\n')
+            write(root / '.gitignore', 'a**b.py\n[x/]y.py\ntab.py\t\nbad\\\nsp\\  \n'
+                                       'q************x\n')
             files = {'a/b.py': True, 'a/x/b.py': True, 'aQb.py': False, 'x/y.py': True,
-                     'xy.py': False, 'tab.py': True, 'tab.py\t': False, 'bad\\': True}
+                     'xy.py': False, 'tab.py': True, 'tab.py\t': False, 'bad\\': True,
+                     'sp ': False, 'sp': True, 'q' * 40 + 'y': True}     # and in no time
             for name in files:
                 write(root / name, 'x = 1\n')
             self.assertEqual(sorted(self.files(root)),

@@ -357,7 +357,10 @@ class SpecialFileTests(HostileCase):
                 else:
                     write(os.fsdecode(path), GOOD)
                 shown = os.fsdecode(name).encode('utf-8', 'backslashreplace').decode()
-                self.assert_one_skip(shown, r':0: skipped: name is not valid UTF-8')
+                self.assert_one_skip(shown + '/' * folder, r':0: skipped: name is not valid UTF-8')
+                write(os.fsdecode(os.path.join(os.fsencode(self.root), b'.hidden\xfe')), GOOD)
+                self.assert_one_skip(shown + '/' * folder, r':0: skipped: name is not valid UTF-8')
+                os.unlink(os.path.join(os.fsencode(self.root), b'.hidden\xfe'))  # quiet: hidden
                 (shutil.rmtree if folder else os.unlink)(path)
 
     def test_directory_named_like_a_python_file(self):

@@ -159,6 +159,11 @@ class ApiTests(unittest.TestCase):
         self.assertEqual(call('/api/trace', method='POST', headers={'Content-Length': 'x'})[0],
                          400)
         self.assertEqual(call('/api/search?q=%ff%fe')[0], 400)
+        import socket                     # a Content-Length of a non-ASCII digit ('\xb2')
+        with socket.create_connection(('127.0.0.1', self.server.port)) as raw:
+            raw.sendall(b'POST /api/trace HTTP/1.1\r\nHost: localhost\r\n'
+                        b'Content-Length: \xb2\r\n\r\n')
+            self.assertTrue(raw.makefile('rb').readline().startswith(b'HTTP/1.0 400'))
         for method in ('PUT', 'DELETE', 'PATCH', 'OPTIONS'):
             with self.subTest(method=method):
                 self.assertEqual(call('/api/search?q=tax', method=method),
