@@ -363,6 +363,17 @@ class SpecialFileTests(HostileCase):
                 os.unlink(os.path.join(os.fsencode(self.root), b'.hidden\xfe'))  # quiet: hidden
                 (shutil.rmtree if folder else os.unlink)(path)
 
+    @unittest.skipIf(sys.platform == 'win32', 'no such names there')
+    def test_names_with_a_colon_or_a_backslash_are_files_like_any(self):
+        for name in ('a:b.py', 'c\\d.py'):
+            write(self.root / name, 'def odd_named_function():\n    pass\n')
+        result = self.index()
+        self.assertEqual(result.stderr, '')
+        found = run_cli('search', 'odd_named_function', '--index', self.out, '--json')
+        self.assertEqual(found.returncode, 0, found.stderr)
+        self.assertEqual(sorted(hit['path'] for hit in json.loads(found.stdout)['results']),
+                         ['a:b.py', 'c\\d.py'])
+
     def test_directory_named_like_a_python_file(self):
         write(self.root / 'pkg.py' / 'inner.py', 'def inner_of_dir():\n    pass\n')
         result = self.index()
