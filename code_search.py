@@ -7045,9 +7045,15 @@ def parts_inside(files, path):
         if not inside_folder(absolute, files.root):
             raise LookupError(f'path is outside the root: {path}')
         candidate = os.path.relpath(absolute, files.root).replace(os.sep, '/')
+    return relative_parts(candidate, path)
+
+
+def relative_parts(relative, path):
+    """The names of a '/'-separated path below the root, its '..' resolved ('sub/../x' is
+    x); LookupError for one that climbs out or names a drive (C:x on Windows)."""
     parts = []
-    for part in candidate.split('/'):
-        if part == '..' and not parts or os.path.splitdrive(part)[0]:     # C:x on Windows
+    for part in relative.split('/'):
+        if part == '..' and not parts or os.path.splitdrive(part)[0]:
             raise LookupError(f'path is outside the root: {path}')
         if part == '..':
             parts.pop()

@@ -1976,14 +1976,28 @@ API_ROUTES = {'/api/search': ('GET', api_search), '/api/tags': ('GET', api_tags)
               '/api/read': ('GET', api_read), '/api/health': ('GET', api_health)}
 
 
+def relative_parts(relative, path):
+    """The names of a '/'-separated path below the root, its '..' resolved ('sub/../x' is
+    x); LookupError for one that climbs out or names a drive (C:x on Windows)."""
+    parts = []
+    for part in relative.split('/'):
+        if part == '..' and not parts or os.path.splitdrive(part)[0]:
+            raise LookupError(f'path is outside the root: {path}')
+        if part == '..':
+            parts.pop()
+        elif part not in ('', '.'):
+            parts.append(part)
+    return parts
+
+
 def read_lines(search_index, path, start=1, end=None):
     """{'path', 'start', 'end', 'total_lines', 'revision', 'stale', 'text'} of lines
     start..end (1-based, inclusive, end clipped) of an indexed note as it is now, lines
     numbered as search numbers them; LookupError for anything but an indexed note."""
     index = search_index.index
-    relative = path.replace('\\', '/').strip('/')
-    if os.path.isabs(path) or not safe_relative_path(relative):
+    if os.path.isabs(path):
         raise LookupError(f'path is outside the root: {path}')
+    relative = '/'.join(relative_parts(path.replace('\\', '/'), path))
     if relative not in index['files']:
         raise LookupError(f'not an indexed note: {path}')
     full = os.path.join(index['root'], *relative.split('/'))

@@ -107,6 +107,7 @@ class NotesApiTests(unittest.TestCase):
                 self.assertEqual(status, 400, document)
                 self.assertNotIn('SECRET-77', json.dumps(document))
         self.assertEqual(call('/api/nope')[0], 404)
+        self.assertEqual(call('/api/read?path=x/../cache.md')[1]['path'], 'cache.md')
         self.assertEqual(call('/api/search?q=x', method='DELETE'),
                          (405, {'error': '/api/search takes GET'}))
         self.assertEqual(call('/api/search?q=cache', method='HEAD'), (200, b''))
