@@ -138,6 +138,7 @@ POSTING_BUCKETS = 1024      # postings live in this many strings (see Index reco
 ONE_SHOT_HINT_SECONDS = 2.0       # slower one-shot builds suggest index + search
 LOCK_TIMEOUT_SECONDS = 60.0
 WRITE_PIECE = 1 << 20       # an index is written in pieces of this many characters
+READ_PIECE = 1 << 20        # a trace is read in pieces of this many bytes
 RACY_MTIME_NS = 2 * 10 ** 9  # files modified this close to an index run are re-hashed
 PROGRESS_INTERVAL = 0.2     # seconds between updates of the progress line
 WORKER_WATCH_SECONDS = 0.5  # how often a worker process checks that its parent lives
@@ -8555,7 +8556,7 @@ def read_trace(name):
         with (contextlib.nullcontext(sys.stdin.buffer) if name == '-'
               else open(name, 'rb')) as handle:
             while size <= TRACE_LIMIT:
-                piece = handle.read(WRITE_PIECE)
+                piece = handle.read(READ_PIECE)
                 if not piece:
                     break
                 pieces.append(piece)
