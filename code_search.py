@@ -155,6 +155,7 @@ SKIP_DIRS = {'.git', '.hg', '.svn', '__pycache__', 'node_modules', '.tox',
 IGNORE_FILES = ('.gitignore', '.ignore')
 LINK_REASON = 'skipped: symbolic link (not followed)'   # links are never followed
 NOT_UTF8_REASON = 'skipped: name is not valid UTF-8'
+GONE_REASON = 'skipped: no longer there (deleted or moved since it was listed)'
 NOT_FOUND_MESSAGE = '관련 함수를 찾지 못했습니다.'
 
 
@@ -6805,8 +6806,7 @@ def read_back(root, relative):
         return read_file(path, READ_BACK_LIMIT)[0]
     except SkipFile:
         if not os.path.lexists(path):
-            raise SkipFile('skipped: no longer there (deleted or moved since it was '
-                           'listed)') from None
+            raise SkipFile(GONE_REASON) from None
         raise
 
 
@@ -7827,17 +7827,27 @@ def api_params(query):
         raise ApiError(400, f'bad query string: {error}') from None
 
 
+FLAG_WORDS = {'1': True, 'true': True, 'yes': True, 'on': True,
+              '0': False, 'false': False, 'no': False, 'off': False}
+
+
 def api_value(params, name, kind='text', default=None, low=1, high=None):
-    """One parameter: text (required when default is None), a whole number from low
-    to high, or a flag (1, true, yes, on); ApiError(400) otherwise."""
+    """One parameter given once: text (required when default is None), a whole number
+    from low to high, or a flag (1, true, yes, on; 0, false, no, off); ApiError(400)
+    otherwise."""
     values = params.get(name)
+    if values and len(values) > 1:
+        raise ApiError(400, f'parameter {name!r} is given more than once')
     if not values or values[-1] == '':
         if default is None:
             raise ApiError(400, f'missing parameter {name!r}')
         return default
     value = values[-1]
     if kind == 'flag':
-        return value.lower() in ('1', 'true', 'yes', 'on')
+        if value.lower() not in FLAG_WORDS:
+            raise ApiError(400, f"parameter {name!r} must be one of "
+                                + ', '.join(FLAG_WORDS))
+        return FLAG_WORDS[value.lower()]
     if kind == 'number':
         if not re.fullmatch(r'\d{1,9}', value) or int(value) < low or \
                 (high is not None and int(value) > high):

@@ -100,6 +100,7 @@ SKIP_DIRS = {'.git', '.hg', '.svn', '__pycache__', 'node_modules', '.tox',
              '.mypy_cache', '.pytest_cache'}
 LINK_REASON = 'skipped: symbolic link (not followed)'   # links are never followed
 NOT_UTF8_REASON = 'skipped: name is not valid UTF-8'
+GONE_REASON = 'skipped: no longer there (deleted or moved since it was indexed)'
 STOP_WORDS = frozenset(          # words that say nothing of the answer, questions' too
     'a an and are as at be by for from in into is it of on or that the this to with '
     'how do does did i me my what which can could should would we you your there'.split())
@@ -1900,17 +1901,27 @@ def api_params(query):
         raise ApiError(400, f'bad query string: {error}') from None
 
 
+FLAG_WORDS = {'1': True, 'true': True, 'yes': True, 'on': True,
+              '0': False, 'false': False, 'no': False, 'off': False}
+
+
 def api_value(params, name, kind='text', default=None, low=1, high=None):
-    """One parameter: text (required when default is None), a whole number from low
-    to high, or a flag (1, true, yes, on); ApiError(400) otherwise."""
+    """One parameter given once: text (required when default is None), a whole number
+    from low to high, or a flag (1, true, yes, on; 0, false, no, off); ApiError(400)
+    otherwise."""
     values = params.get(name)
+    if values and len(values) > 1:
+        raise ApiError(400, f'parameter {name!r} is given more than once')
     if not values or values[-1] == '':
         if default is None:
             raise ApiError(400, f'missing parameter {name!r}')
         return default
     value = values[-1]
     if kind == 'flag':
-        return value.lower() in ('1', 'true', 'yes', 'on')
+        if value.lower() not in FLAG_WORDS:
+            raise ApiError(400, f"parameter {name!r} must be one of "
+                                + ', '.join(FLAG_WORDS))
+        return FLAG_WORDS[value.lower()]
     if kind == 'number':
         if not re.fullmatch(r'\d{1,9}', value) or int(value) < low or \
                 (high is not None and int(value) > high):
@@ -2008,7 +2019,8 @@ def read_lines(search_index, path, start=1, end=None):
         data, info = read_file(full, MAX_FILE_SIZE)
         lines = stored_text(decode_note(data)).split('\n')[:-1]
     except SkipFile as skip:
-        raise LookupError(f'cannot read {relative}: {skip.reason.replace("skipped: ", "")}') \
+        reason = skip.reason if os.path.lexists(full) else GONE_REASON
+        raise LookupError(f'cannot read {relative}: {reason.replace("skipped: ", "")}') \
             from None
     total = len(lines)
     end = total if end is None else min(end, total)

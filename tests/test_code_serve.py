@@ -145,7 +145,8 @@ class ApiTests(unittest.TestCase):
                  '/api/search?q=x&top_k=abc', '/api/search?q=x&lang=cobol',
                  '/api/search?q=x&repo=nope', '/api/at?path=billing.py&line=-1',
                  '/api/grep?pattern=(', '/api/read?path=billing.py&start=5&end=2',
-                 '/api/read?path=billing.py&start=99']
+                 '/api/read?path=billing.py&start=99', '/api/search?q=tax&explain=maybe',
+                 '/api/search?q=tax&q=total', '/api/grep?pattern=tax&fixed=2']
         for path in cases:
             with self.subTest(path=path):
                 status, document = call(path)
@@ -153,6 +154,9 @@ class ApiTests(unittest.TestCase):
                 self.assertEqual(list(document), ['error'])
                 self.assertNotIn('\n', document['error'])
         self.assertEqual(call('/api/nothing')[0], 404)
+        for flag, explained in (('off', False), ('ON', True)):
+            hit = call(f'/api/search?q=tax&explain={flag}')[1]['results'][0]
+            self.assertEqual('explain' in hit, explained, flag)
         self.assertEqual(call('/api/search', data=b'x')[0], 405)
         self.assertEqual(call('/api/search?q=tax', method='POST')[0], 405)     # no body
         self.assertEqual(call('/', method='POST')[0], 405)

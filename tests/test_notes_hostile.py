@@ -213,6 +213,17 @@ class HostileTreeTests(TempDirCase):
                          'gone.md:0: skipped: vanished while indexing\nskipped 1 file(s)\n')
         self.assertEqual(len(ns.search(self.tmp / 'index.json', 'kept')), 1)
 
+    def test_reading_a_note_deleted_since_indexing_says_so(self):
+        notes = self.tmp / 'notes'
+        notes.mkdir()
+        (notes / 'gone.md').write_text('bye\n', encoding='utf-8')
+        ns.build_index(notes, self.tmp / 'index.json')
+        (notes / 'gone.md').unlink()
+        search_index = ns.open_index_file(str(self.tmp / 'index.json'))
+        with self.assertRaisesRegex(LookupError, r'^cannot read gone\.md: no longer there '
+                                                 r'\(deleted or moved since it was indexed\)$'):
+            ns.read_lines(search_index, 'gone.md')
+
     def test_index_file_inside_the_root_is_not_indexed(self):
         notes = self.tmp / 'notes'
         notes.mkdir()
