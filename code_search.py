@@ -6191,16 +6191,27 @@ def unmatched_globs(relatives, globs):
 
 # --- Reading hits back: source text and staleness --------------------------------------
 
+def read_back(root, relative):
+    """The bytes of a listed file as it is now (up to READ_BACK_LIMIT); SkipFile when they
+    cannot be read, saying so plainly when the file is gone since it was listed, and when
+    a folder on its path became a symbolic link that leads out of the root."""
+    path = os.path.join(root, *relative.split('/'))
+    if not inside_folder(os.path.realpath(path), os.path.realpath(root)):
+        raise SkipFile(LINK_REASON)
+    try:
+        return read_file(path, READ_BACK_LIMIT)[0]
+    except SkipFile:
+        if not os.path.lexists(path):
+            raise SkipFile(GONE_REASON) from None
+        raise
+
+
 def read_current_file(root, relative, revision, language='python'):
     """The file's lines now, numbered as its language numbers them, and whether it
     changed since it was indexed.  Only a regular file inside the root is read;
     anything else counts as stale."""
-    path = os.path.join(root, *relative.split('/'))
-    real_root = os.path.realpath(root)
-    if not inside_folder(os.path.realpath(path), real_root):
-        return [], True
     try:
-        data = read_file(path, READ_BACK_LIMIT)[0]
+        data = read_back(root, relative)
         lines = source_lines(decode_source(data)) if language == 'python' else \
             text_lines(decode_text(data))
     except SkipFile:
@@ -6796,18 +6807,6 @@ def root_files(root, options=IndexOptions()):
         files[relative] = {'language': language_of(relative) or 'text'}
     return FileSet(str(root), files, None, tuple(skipped),
                    os.path.basename(str(root).rstrip('/\\')))
-
-
-def read_back(root, relative):
-    """The bytes of a listed file as it is now (up to READ_BACK_LIMIT); SkipFile when they
-    cannot be read, saying so plainly when the file is gone since it was listed."""
-    path = os.path.join(root, *relative.split('/'))
-    try:
-        return read_file(path, READ_BACK_LIMIT)[0]
-    except SkipFile:
-        if not os.path.lexists(path):
-            raise SkipFile(GONE_REASON) from None
-        raise
 
 
 def file_lines(files, relative):

@@ -190,6 +190,22 @@ class GrepTests(TempDirCase):
             'code_search.py: error: cannot read server/main.go: no longer there (deleted or '
             'moved since it was listed)')))
 
+    def test_a_folder_turned_into_a_link_out_of_the_root_is_not_read(self):
+        outside = self.tmp / 'outside'
+        write(outside / 'main.go', f'package main\n\n// {SECRET}\nfunc Serve() {{}}\n')
+        (self.root / 'server' / 'main.go').unlink()
+        (self.root / 'server').rmdir()
+        os.symlink(outside, self.root / 'server')
+        result = self.grep(SECRET, '--index', self.index)
+        self.assertEqual(result.stdout, '')
+        self.assertEqual(result.stderr.splitlines()[0],
+                         'server/main.go:0: skipped: symbolic link (not followed)')
+        read = cli('read', 'server/main.go', '--index', self.index)
+        self.assertEqual(read.returncode, 2)
+        self.assertNotIn(SECRET, read.stdout + read.stderr)
+        found = json.loads(cli('search', 'Serve', '--index', self.index, '--json').stdout)
+        self.assertNotIn(SECRET, json.dumps(found))
+
 
 class ReadTests(TempDirCase):
     def setUp(self):
