@@ -149,6 +149,7 @@ API_FIELDS_LIMIT = 64       # parameters of one request
 API_BODY_LIMIT = 1 << 20    # bytes of a POST body (a stack trace)
 TRACE_LIMIT = 64 << 20      # bytes of a trace or log `trace` reads
 API_GREP_RESULTS = 200      # /api/grep's matches when max_results is not given
+GREP_SECONDS = 10           # grep stops a pattern that searches one file this long
 
 SKIP_DIRS = {'.git', '.hg', '.svn', '__pycache__', 'node_modules', '.tox',
              '.mypy_cache', '.pytest_cache'}
@@ -6898,7 +6899,9 @@ def grep(sets, query, report=None):
             if report:
                 report(relative, skip.reason, skip.line)
             continue
-        found = file_matches(regex, text, python, query.max_count)
+        with time_limit(GREP_SECONDS, f'the pattern took over {GREP_SECONDS} s on '
+                                      f'{relative}: it backtracks too much; simplify it'):
+            found = file_matches(regex, text, python, query.max_count)
         if not found:
             continue
         truncated = truncated or len(found) == query.max_count > 0
@@ -6919,6 +6922,31 @@ def grep(sets, query, report=None):
                             'end': holder[1] if holder else None})
     return {'pattern': query.pattern, 'matches': matches, 'files_searched': searched,
             'truncated': truncated}
+
+
+class TooSlow(ValueError):
+    """A search stopped by time_limit: a bad question, not a damaged index."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds, message):
+    """TooSlow(message) in the block once it has run for seconds: the one way to stop a
+    regular expression that backtracks for ever ('(a+)+$'), since re heeds only
+    signals.  On the main thread where SIGALRM exists (POSIX); elsewhere no limit."""
+    def expire(signum, frame):
+        raise TooSlow(message)
+
+    try:
+        previous = signal.signal(signal.SIGALRM, expire)
+    except (AttributeError, ValueError):     # no SIGALRM (Windows), or not the main thread
+        yield
+        return
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def file_matches(regex, text, python, max_count):
@@ -8046,39 +8074,51 @@ def make_handler(answer, allowed_hosts):
 
 def serve_http(answer, host, port):
     """Serve answer(method, target, body) on host:port until Ctrl-C; port 0 picks a free
-    one.  The address goes to stderr once the server listens."""
+    one.  The address goes to stderr once the server listens.  Threads read requests and
+    send replies; the answers are worked out here on the main thread, one at a time,
+    where Ctrl-C is heard at once and a time limit can stop a search (time_limit)."""
     import http.server
+    import queue
     import socket
+    import threading
     loopback = host in ('127.0.0.1', 'localhost', '::1')
     allowed = {'127.0.0.1', 'localhost', '::1'} if loopback else set()
     if not loopback:
         warn(f'serving on {host}: anyone who can reach it can read the indexed files')
+    requests = queue.Queue()
+
+    def answer_on_main(method, target, body):
+        """What a request thread calls: the main thread's answer, or its exception."""
+        reply = queue.Queue(maxsize=1)
+        requests.put(((method, target, body), reply))
+        answered, error = reply.get()
+        if error is not None:
+            raise error
+        return answered
+
     server_class = type('Server', (http.server.ThreadingHTTPServer,), {
         'address_family': socket.AF_INET6 if ':' in host else socket.AF_INET,
         'daemon_threads': True})
     try:
-        server = server_class((host, port), make_handler(answer, allowed))
+        server = server_class((host, port), make_handler(answer_on_main, allowed))
     except OSError as error:
         raise IndexProblem(f'cannot listen on {host}:{port}: {error.strerror}') from None
     shown = f'[{host}]' if ':' in host else host
     print(f'{program_name()} serve: http://{shown}:{server.server_address[1]}/',
           file=sys.stderr, flush=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        server.serve_forever()
+        while True:
+            try:
+                request, reply = requests.get(timeout=0.5)    # Windows hears Ctrl-C only so
+            except queue.Empty:
+                continue
+            try:
+                reply.put((answer(*request), None))
+            except Exception as error:      # the request's thread reports it, as it did
+                reply.put((None, error))
     finally:
         server.server_close()
-    return 0
-
-
-def locked(load):
-    """load() for many threads: one at a time, since it may read an index again."""
-    import threading
-    lock = threading.Lock()
-
-    def load_locked():
-        with lock:
-            return load()
-    return load_locked
 
 
 # --- Command line ------------------------------------------------------------------------
@@ -8429,8 +8469,11 @@ def run_grep(args):
     report_skipped([item for files in sets for item in files.skipped])
     unreadable = []
     with damaged_repos_guard(args) if not args.root else contextlib.nullcontext():
-        result = grep(sets, query, lambda path, reason, line: unreadable.append(
-            skip_record(path, reason, line)))
+        try:
+            result = grep(sets, query, lambda path, reason, line: unreadable.append(
+                skip_record(path, reason, line)))
+        except TooSlow as error:          # the pattern's fault, not the index's
+            raise IndexProblem(str(error)) from None
     report_skipped(unreadable)
     if args.json:
         emit_json(result)
@@ -8479,7 +8522,7 @@ def run_ls(args):
 
 
 def run_serve(args):
-    load = locked(repos_loader(index_specs(args)))
+    load = repos_loader(index_specs(args))
     load()                                              # fail now, not at the first request
     return serve_http(lambda method, target, body: api_answer(load, method, target, body),
                       args.host, args.port)

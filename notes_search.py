@@ -2099,39 +2099,51 @@ def make_handler(answer, allowed_hosts):
 
 def serve_http(answer, host, port):
     """Serve answer(method, target, body) on host:port until Ctrl-C; port 0 picks a free
-    one.  The address goes to stderr once the server listens."""
+    one.  The address goes to stderr once the server listens.  Threads read requests and
+    send replies; the answers are worked out here on the main thread, one at a time,
+    where Ctrl-C is heard at once and a time limit can stop a search (time_limit)."""
     import http.server
+    import queue
     import socket
+    import threading
     loopback = host in ('127.0.0.1', 'localhost', '::1')
     allowed = {'127.0.0.1', 'localhost', '::1'} if loopback else set()
     if not loopback:
         warn(f'serving on {host}: anyone who can reach it can read the indexed files')
+    requests = queue.Queue()
+
+    def answer_on_main(method, target, body):
+        """What a request thread calls: the main thread's answer, or its exception."""
+        reply = queue.Queue(maxsize=1)
+        requests.put(((method, target, body), reply))
+        answered, error = reply.get()
+        if error is not None:
+            raise error
+        return answered
+
     server_class = type('Server', (http.server.ThreadingHTTPServer,), {
         'address_family': socket.AF_INET6 if ':' in host else socket.AF_INET,
         'daemon_threads': True})
     try:
-        server = server_class((host, port), make_handler(answer, allowed))
+        server = server_class((host, port), make_handler(answer_on_main, allowed))
     except OSError as error:
         raise IndexProblem(f'cannot listen on {host}:{port}: {error.strerror}') from None
     shown = f'[{host}]' if ':' in host else host
     print(f'{program_name()} serve: http://{shown}:{server.server_address[1]}/',
           file=sys.stderr, flush=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        server.serve_forever()
+        while True:
+            try:
+                request, reply = requests.get(timeout=0.5)    # Windows hears Ctrl-C only so
+            except queue.Empty:
+                continue
+            try:
+                reply.put((answer(*request), None))
+            except Exception as error:      # the request's thread reports it, as it did
+                reply.put((None, error))
     finally:
         server.server_close()
-    return 0
-
-
-def locked(load):
-    """load() for many threads: one at a time, since it may read an index again."""
-    import threading
-    lock = threading.Lock()
-
-    def load_locked():
-        with lock:
-            return load()
-    return load_locked
 
 
 # --- Command line ------------------------------------------------------------------------
@@ -2252,7 +2264,7 @@ def run_tags(args):
 
 
 def run_serve(args):
-    load = locked(index_loader(args.index))
+    load = index_loader(args.index)
     load()                                              # fail now, not at the first request
     return serve_http(lambda method, target, body: api_answer(load, method, target, body),
                       args.host, args.port)

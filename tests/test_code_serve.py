@@ -4,6 +4,7 @@ Standard library only."""
 import json
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -14,7 +15,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from tests.support import CHROMIUM, CODE_TOOL, ENV, dump_dom, run_cli, write
+from tests.support import CHROMIUM, CODE_TOOL, ENV, ROOT, dump_dom, run_cli, write
 
 from code_search import API_BODY_LIMIT
 
@@ -241,6 +242,31 @@ class ServeCommandTests(unittest.TestCase):
         make_repos(tmp)
         server = Server(self, '--index', tmp / 'api.json', '--host', '0.0.0.0')
         self.assertIn(b'warning: serving on 0.0.0.0', server.stderr())
+
+    @unittest.skipUnless(hasattr(signal, 'setitimer'), 'the time limit needs SIGALRM')
+    def test_a_pattern_that_backtracks_for_ever_is_stopped_and_the_server_goes_on(self):
+        tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp, True)
+        write(tmp / 'root' / 'x.txt', 'a' * 40 + '!\n')
+        self.assertEqual(cli('index', tmp / 'root', '--out', tmp / 'x.json').returncode, 0)
+        write(tmp / 'quick.py', f'import sys\nsys.path.insert(0, {str(ROOT)!r})\n'
+                                'import code_search\ncode_search.GREP_SECONDS = 1\n'
+                                'sys.exit(code_search.main())\n')
+        server = Server(self, '--index', tmp / 'x.json', tool=tmp / 'quick.py')
+        started = time.monotonic()
+        threads = [threading.Thread(target=lambda: stopped.append(server.call(
+            '/api/grep?pattern=(a%2B)%2B%24'))), threading.Thread(target=lambda: time.sleep(
+                0.3) or healthy.append(server.call('/api/health')))]
+        stopped, healthy = [], []
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        self.assertLess(time.monotonic() - started, 20)
+        self.assertEqual(stopped, [(400, {'error': 'the pattern took over 1 s on x.txt: it '
+                                                   'backtracks too much; simplify it'})])
+        self.assertEqual(healthy[0][0], 200)
+        self.assertEqual(server.call('/api/grep?pattern=a%2B!')[1]['matches'][0]['line'], 1)
 
 
 @unittest.skipUnless(CHROMIUM, 'chromium is not installed (apt-get install chromium)')

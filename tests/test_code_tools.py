@@ -1,12 +1,18 @@
 """code_search.py grep, read and ls, and the MCP tools grep_code, read_file and
 list_files, on a small polyglot tree with a .gitignore.  Standard library only."""
+import contextlib
+import io
 import json
 import os
 import re
+import signal
 import unittest
+from unittest import mock
 
 from tests.support import CODE_TOOL, TempDirCase, run_cli, write
 from tests.test_code_agents import McpSession
+
+import code_search  # noqa: E402
 
 SECRET = 'NOT-FOR-AGENTS-4c1d'
 
@@ -189,6 +195,22 @@ class GrepTests(TempDirCase):
         self.assertEqual((read.returncode, read.stderr.strip()), (2, (
             'code_search.py: error: cannot read server/main.go: no longer there (deleted or '
             'moved since it was listed)')))
+
+    @unittest.skipUnless(hasattr(signal, 'setitimer'), 'the time limit needs SIGALRM')
+    def test_a_pattern_that_backtracks_for_ever_is_stopped(self):
+        write(self.root / 'docs' / 'as.txt', 'a' * 40 + '!\n')
+        before = signal.getsignal(signal.SIGALRM)
+        stderr = io.StringIO()
+        with mock.patch.object(code_search, 'GREP_SECONDS', 0.5), \
+                contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
+            status = code_search.main(['grep', '(a+)+$', str(self.root)])
+        self.assertEqual(status, 2)
+        self.assertRegex(stderr.getvalue(), r': error: the pattern took over 0\.5 s on '
+                                            r'docs/as\.txt: it backtracks too much; simplify it')
+        self.assertEqual(signal.getitimer(signal.ITIMER_REAL), (0.0, 0.0))
+        self.assertIs(signal.getsignal(signal.SIGALRM), before)
+        found = json.loads(self.grep('a+!', self.root, '--json').stdout)
+        self.assertEqual([m['path'] for m in found['matches']], ['docs/as.txt'])
 
     def test_a_folder_turned_into_a_link_out_of_the_root_is_not_read(self):
         outside = self.tmp / 'outside'
