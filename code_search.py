@@ -5957,7 +5957,7 @@ def repo_path(repos, path):
     none does, which then says so).  repos may be Repos or FileSets."""
     label, colon, rest = path.partition(':')
     for repo in repos:
-        if colon and repo.label == label and len(label) > 1:     # C:\ is not a repo
+        if colon and repo.label == label and not os.path.splitdrive(path)[0]:   # C:\ on Windows
             return repo, rest
     wanted = path.replace('\\', '/').strip('/')
 

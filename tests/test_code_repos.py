@@ -1,6 +1,7 @@
 """code_search.py over several repositories: labelled indexes searched together,
 every hit with its repo, and the repos list.  Standard library only."""
 import json
+import os
 
 from tests.support import CODE_TOOL, TempDirCase, run_cli, write
 from tests.test_code_agents import McpSession
@@ -115,6 +116,10 @@ class LookupTests(ReposCase):
         ls = json.loads(cli('ls', *self.both, '--json').stdout)
         self.assertEqual([(e['path'], e['files']) for e in ls['entries']],
                          [('api:', 1), ('front:', 2)])
+        if not os.path.splitdrive('f:x')[0]:         # a one-letter label (not C: on Windows)
+            short = ('--index', self.tmp / 'api.json', '--index', f"f={self.tmp / 'web.json'}")
+            read = json.loads(cli('read', 'f:src/cart.ts:3-3', *short, '--json').stdout)
+            self.assertEqual((read['repo'], read['path']), ('f', 'src/cart.ts'))
 
     def test_trace_finds_frames_in_either_repo(self):
         trace = ('Traceback (most recent call last):\n'
