@@ -6136,8 +6136,10 @@ def glob_pattern(glob):
 def glob_regex(glob):
     """The regex of one --path glob: a glob without a '/' matches a name at any depth,
     one with a '/' is anchored at the root, and a folder matches everything under it
-    (src, src/ and src/** alike)."""
+    (src, src/ and src/** alike; / and . are the root)."""
     core = glob.strip()
+    if core.strip('/') in ('', '.'):
+        return re.compile('(?s:.*)')
     core = core[:-3] if core.endswith('/**') else core.rstrip('/')
     anchored = '/' in core
     return re.compile(('' if anchored else '(?:.*/)?') + glob_pattern(core.lstrip('/'))
