@@ -8468,15 +8468,14 @@ def run_grep(args):
     for glob in unmatched_globs([relative for files in sets for relative in files.files],
                                 args.path):
         warn(f'--path {glob!r} matches no file')
-    report_skipped([item for files in sets for item in files.skipped])
-    unreadable = []
+    skipped = [item for files in sets for item in files.skipped]    # and those grep meets
     with damaged_repos_guard(args) if not args.root else contextlib.nullcontext():
         try:
-            result = grep(sets, query, lambda path, reason, line: unreadable.append(
+            result = grep(sets, query, lambda path, reason, line: skipped.append(
                 skip_record(path, reason, line)))
         except TooSlow as error:          # the pattern's fault, not the index's
             raise IndexProblem(str(error)) from None
-    report_skipped(unreadable)
+    report_skipped(skipped)
     if args.json:
         emit_json(result)
     elif result['matches']:

@@ -184,6 +184,7 @@ class GrepTests(TempDirCase):
         write(self.root / 'latin.py', b'x = 1\ny = "caf\xe9 tax"\n')
         result = self.grep('tax_in', self.root)
         self.assertIn('latin.py:2: ', result.stderr)        # the line, as index says it
+        self.assertEqual(result.stderr.splitlines()[-1], 'skipped 2 file(s)')   # one count
 
     def test_an_unreadable_file_is_reported(self):
         (self.root / 'server' / 'main.go').unlink()
