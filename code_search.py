@@ -6280,7 +6280,8 @@ GO_HEADER = re.compile(r'^(?P<message>(?:panic|fatal error): .*)$')
 GO_GOROUTINE = re.compile(r'^goroutine (?P<id>\d+) \[(?P<state>[^\]]*)\]:$')
 GO_CALL = re.compile(r'^(?P<created>created by )?(?P<call>[\w./*()\[\]{}:~-]+?)'
                      r'(?: in goroutine \d+)?$')
-GO_WHERE = re.compile(r'^\t(?P<file>\S+?\.\w+):(?P<line>\d+)(?: \+0x[0-9a-f]+)?$')
+GO_WHERE = re.compile(r'^[ \t]+(?P<file>\S+?\.\w+):(?P<line>\d+)(?: \+0x[0-9a-f]+)?'
+                      r'(?: \w+=0x[0-9a-f]+)*$')        # fatal error's fp= sp= pc=; tabs as spaces
 RUST_HEADER = re.compile(r"^thread '(?P<thread>[^']*)'(?: \(\d+\))? panicked at "
                          r"(?:'(?P<old>.*)', (?P<old_file>\S+?):(?P<old_line>\d+):\d+|"
                          r"(?P<file>\S+?):(?P<line>\d+):\d+:)$")
@@ -6295,6 +6296,7 @@ LOG_PREFIX = re.compile(            # what a collector writes before every line 
     r'|\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:?\d\d) (?:stdout|stderr) [FP] '  # kubernetes
     r'|(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:?\d\d))'
     r' \S+ [\w./@-]+(?:\[\d+\])?: )')                              # syslog, journald
+QUOTE_MARGIN = re.compile(r'[ \t>]*')   # a trace indented as Markdown code, or quoted in mail
 LOG_RECORD = re.compile(r'(?:\d{4}-\d\d-\d\d|\[?\d\d:\d\d:\d\d|\[?(?:DEBUG|INFO|WARN|WARNING|ERROR|'
                         r'CRITICAL|FATAL)\b)')
 
@@ -6306,8 +6308,11 @@ def parse_traces(text):
     'caused by 2', 'goroutine 18 [chan receive]'); 'then' is the sentence Python prints
     between it and the next; a frame's line is 0 when the trace gives none."""
     reader = TraceReader()
-    for raw in text.splitlines():
-        reader.line(LOG_PREFIX.sub('', raw.rstrip('\r'), count=1))
+    lines = [LOG_PREFIX.sub('', raw.rstrip('\r'), count=1) for raw in text.splitlines()]
+    margin = os.path.commonprefix([QUOTE_MARGIN.match(line)[0] for line in lines
+                                   if line.strip(' \t>')])
+    for line in lines:
+        reader.line(line[len(margin):] if line.strip(' \t>') else '')
     reader.line('')
     return [{key: block[key] for key in ('language', 'block', 'frames', 'message', 'then')}
             for block in reader.blocks if block['frames'] or block['message']]

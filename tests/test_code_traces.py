@@ -200,6 +200,20 @@ class TraceTrapTests(unittest.TestCase):
         self.assertEqual(code_search.frame_function('main.(*List[...]).At'), 'At')
         self.assertEqual(code_search.frame_function('main.run.func1'), 'run')
 
+    def test_go_fatal_error_frames_carry_fp_sp_pc(self):
+        blocks = self.parse('''\
+            fatal error: concurrent map writes
+
+            goroutine 18 [running]:
+            runtime.throw(0x6b8a2e, 0x15)
+            \t/usr/local/go/src/runtime/panic.go:605 +0x95 fp=0xc420045f18 sp=0xc420045ef8 pc=0x42c0c5
+            main.worker(0xc42001a0b0)
+            \t/home/dev/shop/main.go:11 +0xdd fp=0xc420045fd8 sp=0xc420045f90 pc=0x63f4dd
+            ''')
+        self.assertEqual([(f['name'], f['line']) for f in blocks[0]['frames']],
+                         [('runtime.throw', 605), ('main.worker', 11)])
+        self.assertEqual(blocks[0]['message'], 'fatal error: concurrent map writes')
+
     def test_node_traps(self):
         blocks = self.parse('''\
             /srv/app/src/ticker.js:6
@@ -302,6 +316,18 @@ class TraceTrapTests(unittest.TestCase):
                     self.assertEqual(code_search.parse_traces(logged), plain)
         self.assertTrue(any(code_search.parse_traces(t.read_text(encoding='utf-8'))
                             for t in TRACES.glob('*/*.txt')))
+
+    def test_every_real_trace_reads_the_same_indented_quoted_or_with_tabs_as_spaces(self):
+        for trace in sorted(TRACES.glob('*/*.txt')):
+            text = trace.read_text(encoding='utf-8')
+            plain = code_search.parse_traces(text)
+            lines = text.splitlines(True)
+            for how, changed in (('indented', ''.join('    ' + line for line in lines)),
+                                 ('quoted', ''.join('> ' + line if line.strip() else '>\n'
+                                                    for line in lines)),
+                                 ('tabs as spaces', text.expandtabs(8))):
+                with self.subTest(trace=trace.name, how=how):
+                    self.assertEqual(code_search.parse_traces(changed), plain)
 
 
 class FrameMatchingTests(TempDirCase):
