@@ -7409,7 +7409,8 @@ def progress_line():
 # JSON-RPC 2.0, one message a line on stdin and stdout; logs go to stderr.  Read-only:
 # every path is resolved inside the indexed root, and nothing indexed is ever run.
 
-MCP_VERSIONS = ('2025-11-25', '2025-06-18', '2025-03-26')   # newest first
+MCP_VERSIONS = ('2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05')   # newest first
+MCP_BATCH_VERSIONS = ('2025-03-26', '2024-11-05')   # take JSON-RPC batches; no structuredContent
 MCP_DEFAULT_MAX_CHARS = 20000   # clients cap a tool result near 25,000 tokens
 MCP_GREP_RESULTS = 50           # grep_code's matches when max_results is not given
 MCP_INSTRUCTIONS = (
@@ -7498,6 +7499,15 @@ def mcp_tool_list():
                              'required': required, 'additionalProperties': False},
              'annotations': {'readOnlyHint': True, 'openWorldHint': False}}
             for name, (description, properties, required) in MCP_TOOLS.items()]
+
+
+def whole_numbers(name, arguments):
+    """The arguments with whole floats (3.0) given for integers as ints, as JSON Schema's
+    integer allows them."""
+    properties = MCP_TOOLS[name][1]
+    return {key: int(value) if properties.get(key, {}).get('type') == 'integer'
+            and type(value) is float and value.is_integer() else value
+            for key, value in arguments.items()}
 
 
 def argument_problems(name, arguments):
@@ -7713,19 +7723,21 @@ def mcp_response(message, state):
     """Answer one JSON-RPC message (None for notifications); state holds the session."""
     if not isinstance(message, dict) or message.get('jsonrpc') != '2.0' \
             or not isinstance(message.get('method'), str):
-        if isinstance(message, dict) and ('id' not in message or 'method' not in message
+        if isinstance(message, dict) and ('id' not in message and 'method' in message
+                                          or 'method' not in message
                                           and ('result' in message or 'error' in message)):
             return None                 # a notification, or a client's response
         known = message.get('id') if isinstance(message, dict) else None
         return rpc_error(known if valid_id(known) else None, -32600, 'Invalid Request')
-    method, params = message['method'], message.get('params') or {}
+    method, params = message['method'], message.get('params', {})
     if 'id' not in message:                       # a notification is never answered
         return None
     request_id = message['id']
     if not valid_id(request_id):
         return rpc_error(None, -32600, 'Invalid Request: id must be a string or integer')
-    if not isinstance(params, dict):
+    if params is not None and not isinstance(params, dict):
         return rpc_error(request_id, -32602, 'Invalid params: params must be an object')
+    params = params or {}
     if method == 'initialize':
         asked = params.get('protocolVersion')
         state['version'] = asked if asked in MCP_VERSIONS else MCP_VERSIONS[0]
@@ -7738,12 +7750,13 @@ def mcp_response(message, state):
     elif method == 'tools/list':
         result = {'tools': mcp_tool_list()}
     elif method == 'tools/call':
-        name, arguments = params.get('name'), params.get('arguments') or {}
+        name, arguments = params.get('name'), params.get('arguments', {})
         if name not in MCP_TOOLS:
             return rpc_error(request_id, -32602, f'Unknown tool: {name}' if name is not None
                              else 'Invalid params: the tool to call needs a name')
-        if not isinstance(arguments, dict):
+        if arguments is not None and not isinstance(arguments, dict):
             return rpc_error(request_id, -32602, 'Invalid params: arguments must be an object')
+        arguments = whole_numbers(name, arguments or {})
         problems = argument_problems(name, arguments)
         if problems and state.get('version') in ('2025-06-18', '2025-03-26'):
             return rpc_error(request_id, -32602, f'Invalid arguments: {"; ".join(problems)}')
@@ -7766,7 +7779,7 @@ def mcp_tool_result(state, name, arguments, problems):
         return {'content': [{'type': 'text', 'text': f'internal error: {error!r}'}],
                 'isError': True}
     result = {'content': [{'type': 'text', 'text': text}], 'isError': False}
-    if state.get('version') != '2025-03-26':
+    if state.get('version') not in MCP_BATCH_VERSIONS:
         result['structuredContent'] = structured
     return result
 
@@ -7816,7 +7829,7 @@ def serve_mcp(load, stdin, stdout):
                 write_message(stdout, rpc_error(None, -32700, 'Parse error'))
             continue
         if isinstance(message, list):
-            if state['version'] == '2025-03-26' and message:
+            if state['version'] in MCP_BATCH_VERSIONS and message:
                 replies = [r for r in (mcp_response(m, state) for m in message) if r]
                 if replies:
                     write_message(stdout, replies)

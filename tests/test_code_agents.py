@@ -873,7 +873,8 @@ class McpTests(unittest.TestCase):
 
     def test_initialize_negotiates_version(self):
         for asked, answered in (('2025-11-25', '2025-11-25'), ('2025-06-18', '2025-06-18'),
-                                ('2025-03-26', '2025-03-26'), ('2024-01-01', '2025-11-25')):
+                                ('2025-03-26', '2025-03-26'), ('2024-11-05', '2024-11-05'),
+                                ('2024-01-01', '2025-11-25')):
             with self.subTest(asked=asked):
                 server = self.session()
                 result = server.initialize(asked)
@@ -1021,7 +1022,8 @@ class McpTests(unittest.TestCase):
         self.check_every_tool(self.session(self.root), 'root folder')
 
     def test_structured_content_only_from_2025_06_18(self):
-        for version, structured in (('2025-03-26', False), ('2025-06-18', True)):
+        for version, structured in (('2024-11-05', False), ('2025-03-26', False),
+                                    ('2025-06-18', True)):
             with self.subTest(version=version):
                 server = self.session()
                 server.initialize(version)
@@ -1144,7 +1146,23 @@ class McpTests(unittest.TestCase):
         self.assertEqual((reply['id'], reply['error']['code']), (909, -32600))
         server.send(b'{"jsonrpc": "2.0", "id": "x"}\n')
         self.assertEqual((server.recv()['id']), 'x')
+        server.send(b'{}\n')                          # neither a request nor a response
+        self.assertEqual(server.recv(), {'jsonrpc': '2.0', 'id': None, 'error': {
+            'code': -32600, 'message': 'Invalid Request'}})
+        for params in ([], 0):
+            self.assertEqual(server.request('tools/call', params)['error']['code'], -32602)
+            reply = server.request('tools/call', {'name': 'index_status', 'arguments': params})
+            self.assertEqual(reply['error']['code'], -32602, params)
         self.assertEqual(server.request('ping')['result'], {})
+        self.assertEqual(server.close(), 0)
+
+    def test_a_whole_number_written_as_a_float_is_an_integer(self):
+        server = self.session()
+        server.initialize()
+        found = server.result('search_code', {'query': 'invoice total', 'top_k': 1.0})
+        self.assertFalse(found['isError'], found)
+        self.assertEqual(len(found['structuredContent']['results']), 1)
+        self.assertTrue(server.result('search_code', {'query': 'invoice', 'top_k': 1.5})['isError'])
         self.assertEqual(server.close(), 0)
 
     def test_paths_outside_the_root_are_refused(self):
