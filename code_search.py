@@ -7413,6 +7413,7 @@ MCP_VERSIONS = ('2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05')   # newe
 MCP_BATCH_VERSIONS = ('2025-03-26', '2024-11-05')   # take JSON-RPC batches; no structuredContent
 MCP_DEFAULT_MAX_CHARS = 20000   # clients cap a tool result near 25,000 tokens
 MCP_GREP_RESULTS = 50           # grep_code's matches when max_results is not given
+MCP_MESSAGE_LIMIT = TRACE_LIMIT  # bytes of one message (a line): a trace and its JSON
 MCP_INSTRUCTIONS = (
     'Read a code base (Python, JavaScript, TypeScript, Java, Kotlin, Go, Rust, and other '
     'text files) without running it. Exact tools first: explain_traceback for any stack '
@@ -7458,7 +7459,8 @@ MCP_TOOLS = {
         'line': integer_schema('1-based line number'), **BUDGET}, ['path', 'line']),
     'explain_traceback': ('The indexed code behind each frame of a stack trace: Python, '
                           'Java, Kotlin, Go, Node.js, Rust or .NET, also inside a longer log.', {
-        'traceback': {'type': 'string', 'minLength': 1}, **BUDGET}, ['traceback']),
+        'traceback': {'type': 'string', 'minLength': 1, 'maxLength': TRACE_LIMIT},
+        **BUDGET}, ['traceback']),
     'file_outline': ('The definitions of a file, or of the files under a folder, in line '
                      'order, with their kinds and lines.', {
         'path': {'type': 'string', 'minLength': 1,
@@ -7546,19 +7548,30 @@ def cut_texts(entries, max_chars):
     return cut
 
 
-def cut_outline(files, max_chars):
-    """Keep, in place, the outline's leading definitions whose JSON adds up to max_chars;
+def json_size(entry):
+    return len(json.dumps(entry, ensure_ascii=False))
+
+
+def frame_size(frame):
+    """A trace frame's JSON size without its code's text (cut_texts bounds that)."""
+    chunk = frame['chunk']
+    return json_size(dict(frame, chunk=chunk and dict(chunk, text='')))
+
+
+def cut_entries(groups, key, max_chars, size=json_size):
+    """Keep, in place, the leading entries of the groups' lists under key (an outline's
+    files' 'chunks', a trace's exceptions' 'frames') whose sizes add up to max_chars;
     whether any were left out."""
     used, cut = 0, False
-    for file in files:
+    for group in groups:
         kept = []
-        for chunk in file['chunks']:
-            used += len(json.dumps(chunk, ensure_ascii=False))
+        for entry in group[key]:
+            used += size(entry)
             if used > max_chars:
                 cut = True
                 break
-            kept.append(chunk)
-        file['chunks'] = kept
+            kept.append(entry)
+        group[key] = kept
     return cut
 
 
@@ -7615,7 +7628,8 @@ def mcp_call(repos, name, arguments):
         structured = traceback_json(explained)
         chunks = [frame['chunk'] for block in structured['exceptions']
                   for frame in block['frames'] if frame['chunk']]
-        truncated = cut_texts(chunks, budget) | (len(text) > budget)
+        truncated = cut_texts(chunks, budget) | (len(text) > budget) \
+            | cut_entries(structured['exceptions'], 'frames', budget, frame_size)
         return (text[:budget] + ('\n[output truncated to max_chars]' if truncated else ''),
                 dict(structured, truncated=truncated))
     elif name in ('grep_code', 'read_file', 'list_files'):
@@ -7625,7 +7639,7 @@ def mcp_call(repos, name, arguments):
         path = arguments['path']
         found = outline_repos(repos, [] if path.strip('/') in ('', '.') else [path])
         text = format_outline(found, with_repo)
-        truncated = cut_outline(found['files'], budget) | (len(text) > budget)
+        truncated = cut_entries(found['files'], 'chunks', budget) | (len(text) > budget)
         return (text[:budget] + ('\n[output truncated to max_chars]' if truncated else ''),
                 dict(found, truncated=truncated))
     else:
@@ -7821,7 +7835,16 @@ def repos_loader(specs):
 def serve_mcp(load, stdin, stdout):
     """The stdio loop: read a line, answer it, until stdin closes."""
     state = {'load': load, 'version': None}
-    for raw in stdin:
+    while True:
+        raw = stdin.readline(MCP_MESSAGE_LIMIT + 1)
+        if not raw:
+            return 0
+        if len(raw) > MCP_MESSAGE_LIMIT:            # read no more of it than this
+            while raw and not raw.endswith(b'\n'):
+                raw = stdin.readline(1 << 20)
+            write_message(stdout, rpc_error(None, -32600, 'Invalid Request: a message '
+                                                          f'over {MCP_MESSAGE_LIMIT} bytes'))
+            continue
         try:
             message = json.loads(raw.decode('utf-8'))
         except (ValueError, UnicodeDecodeError, RecursionError):
@@ -7839,7 +7862,6 @@ def serve_mcp(load, stdin, stdout):
         reply = mcp_response(message, state)
         if reply is not None:
             write_message(stdout, reply)
-    return 0
 
 
 def write_message(stdout, message):

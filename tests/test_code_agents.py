@@ -19,6 +19,7 @@ import tempfile
 import textwrap
 import threading
 import unittest
+import unittest.mock
 from pathlib import Path
 
 from tests import support
@@ -1065,6 +1066,16 @@ class McpTests(unittest.TestCase):
         self.assertIn('truncated', self.text_of(result))
         self.assertLess(len(self.text_of(result)), 400)
         self.assertLess(len(json.dumps(result['structuredContent'])), 1500)    # not 3000+
+        many = ''.join(f'  File "/x/reports.py", line {n}, in big_report\n' for n in range(1, 84))
+        result = server.result('explain_traceback', {
+            'traceback': 'Traceback (most recent call last):\n' + many + 'ValueError: boom\n',
+            'max_chars': 2000})
+        frames = result['structuredContent']['exceptions'][0]['frames']
+        self.assertTrue(0 < len(frames) < 83, len(frames))
+        texts = [frame['chunk'].pop('text') for frame in frames if frame['chunk']]
+        self.assertLessEqual(len(json.dumps(frames, ensure_ascii=False)), 2000)
+        self.assertLessEqual(sum(map(len, texts)), 2000 + 20)        # '... [truncated]'
+        self.assertIs(result['structuredContent']['truncated'], True)
         result = server.result('file_outline', {'path': '.', 'max_chars': 200})
         outline = result['structuredContent']
         self.assertIs(outline['truncated'], True)
@@ -1155,6 +1166,20 @@ class McpTests(unittest.TestCase):
             self.assertEqual(reply['error']['code'], -32602, params)
         self.assertEqual(server.request('ping')['result'], {})
         self.assertEqual(server.close(), 0)
+
+    def test_a_message_over_the_limit_is_refused_unread_and_the_session_goes_on(self):
+        import io
+        lines = [json.dumps({'jsonrpc': '2.0', 'id': 1, 'method': 'ping',
+                             'params': {'pad': 'x' * 300}}).encode() + b'\n',
+                 json.dumps({'jsonrpc': '2.0', 'id': 2, 'method': 'ping'}).encode() + b'\n']
+        stdout = io.BytesIO()
+        with unittest.mock.patch.object(code_search, 'MCP_MESSAGE_LIMIT', 100):
+            code_search.serve_mcp(lambda: [], io.BytesIO(b''.join(lines)), stdout)
+        replies = [json.loads(line) for line in stdout.getvalue().splitlines()]
+        self.assertEqual(replies, [
+            {'jsonrpc': '2.0', 'id': None, 'error': {
+                'code': -32600, 'message': 'Invalid Request: a message over 100 bytes'}},
+            {'jsonrpc': '2.0', 'id': 2, 'result': {}}])
 
     def test_a_whole_number_written_as_a_float_is_an_integer(self):
         server = self.session()
