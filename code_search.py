@@ -6296,6 +6296,11 @@ LOG_PREFIX = re.compile(            # what a collector writes before every line 
     r'|\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:?\d\d) (?:stdout|stderr) [FP] '  # kubernetes
     r'|(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:?\d\d))'
     r' \S+ [\w./@-]+(?:\[\d+\])?: )')                              # syslog, journald
+LOG_LEVEL = r'(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|SEVERE|CRITICAL|FATAL)'
+TIME_PREFIX = re.compile(           # a logger's or a platform's, taken off when every line has one
+    r'^(?:\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?'  # time
+    r'(?: [\w.-]+\[[\w.-]+\]:)?(?: +' + LOG_LEVEL + r'(?: \[[^\]]*\])?)?:? '  # app[web.1]: ERROR [main]
+    r'|' + LOG_LEVEL + r': )')                                                  # INFO:
 QUOTE_MARGIN = re.compile(r'[ \t>]*')   # a trace indented as Markdown code, or quoted in mail
 LOG_RECORD = re.compile(r'(?:\d{4}-\d\d-\d\d|\[?\d\d:\d\d:\d\d|\[?(?:DEBUG|INFO|WARN|WARNING|ERROR|'
                         r'CRITICAL|FATAL)\b)')
@@ -6308,7 +6313,11 @@ def parse_traces(text):
     'caused by 2', 'goroutine 18 [chan receive]'); 'then' is the sentence Python prints
     between it and the next; a frame's line is 0 when the trace gives none."""
     reader = TraceReader()
-    lines = [LOG_PREFIX.sub('', raw.rstrip('\r'), count=1) for raw in text.splitlines()]
+    lines = [raw.rstrip('\r') for raw in text.splitlines()]
+    written = [line for line in lines if line.strip()]
+    prefix = TIME_PREFIX if all(map(TIME_PREFIX.match, written)) \
+        and not all(map(LOG_PREFIX.match, written)) else LOG_PREFIX
+    lines = [prefix.sub('', line, count=1) for line in lines]
     margin = os.path.commonprefix([QUOTE_MARGIN.match(line)[0] for line in lines
                                    if line.strip(' \t>')])
     for line in lines:

@@ -306,7 +306,12 @@ class TraceTrapTests(unittest.TestCase):
         prefixes = ('web-1  | ',                                    # docker compose
                     '2024-05-01T12:00:00.123456789Z stderr F ',    # kubernetes
                     'May  1 12:00:01 host app[123]: ',              # syslog
-                    '2024-05-01T12:00:01+00:00 host python3[99]: ')  # journald, ISO
+                    '2024-05-01T12:00:01+00:00 host python3[99]: ',  # journald, ISO
+                    '2024-05-01T12:00:01.123456789Z ',               # kubectl --timestamps
+                    '2024-05-01T12:00:01.123456+00:00 app[web.1]: ',  # heroku
+                    '2024-05-01 12:00:01,123 ERROR ',                # a logger's
+                    '2024-05-01T12:00:01.123Z ERROR [main] ',
+                    '[2024-05-01 12:00:01] ', 'INFO: ')
         for trace in sorted(TRACES.glob('*/*.txt')):
             text = trace.read_text(encoding='utf-8')
             plain = code_search.parse_traces(text)
