@@ -63,7 +63,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'notes_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 5          # layout of the index file (5: plain JSON records per note)
-PARSER_VERSION = 6          # how notes become chunks; the tutorial's parser was 1
+PARSER_VERSION = 7          # how notes become chunks; the tutorial's parser was 1
 TOKENIZER_VERSION = 2       # how text becomes terms; a change re-parses every note
 
 DEFAULT_INDEX = 'index.json'     # the tutorial's name; code_search's is code_index.json
@@ -341,6 +341,7 @@ YAML_OTHER = re.compile(r'[ \t]+\S|[ \t]*#|[ \t]*$')
 INLINE_CODE = re.compile(r'(`+).*?(?<!`)\1(?!`)')
 URL = re.compile(r'<[^>\s]*>|[A-Za-z][A-Za-z0-9+.-]*://\S*|www\.\S*')
 INLINE_TAG = re.compile(r'(?<!\S)#(\w[\w/-]*)')
+HEX_COLOUR = re.compile(r'(?=[a-f]*\d)(?:[0-9a-f]{6}|[0-9a-f]{8})')   # #1e90ff, not #2fa or #add
 BLOCK_MARKERS = '`~t#=-*_'   # first characters of lines that may be more than text
 TAB_STOP = 4                # CommonMark's: a tab indents to the next multiple of 4 columns
 CODE_INDENT = 4             # columns past the margin or a list item's content: indented code
@@ -390,10 +391,12 @@ def front_matter(lines):
 
 
 def inline_tags(line):
-    """#tags in a prose line, ignoring `code`, URLs and numbers like #12."""
+    """#tags in a prose line, ignoring `code`, URLs, numbers like #12, colours like
+    #FF0000 and a Korean particle after a # ('#으로 시작하는 줄': lines that start with #)."""
     prose = URL.sub(' ', INLINE_CODE.sub(' ', line))
     tags = (tag.rstrip('/-').lower() for tag in INLINE_TAG.findall(prose))
-    return [tag for tag in tags if tag and not tag.isdigit()]
+    return [tag for tag in tags if tag and not tag.isdigit() and not HEX_COLOUR.fullmatch(tag)
+            and tag not in KOREAN_PARTICLES]
 
 
 def closes_fence(fence, line):

@@ -147,6 +147,9 @@ class ParseTests(unittest.TestCase):
                 '```\n#fenced\n```\n')
         chunks = ns.parse_note(text, 'a.md')
         self.assertEqual(chunks[0]['tags'], ['project', 'deep/nested-tag'])
+        colours = ns.parse_note('Red is #FF0000 or #ff000080; #facade, #bad and #2fa stay.\n'
+                                '파일에서 #으로 시작하는 줄은 #주석 입니다.\n', 'c.md')
+        self.assertEqual(colours[0]['tags'], ['facade', 'bad', '2fa', '주석'])
         headed = ns.parse_note('## Deploy #Ops\nsteps\n## C# tips ##\nmore\n', 'b.md')
         self.assertEqual([c['tags'] for c in headed], [['ops'], ['ops']])
         self.assertEqual(headed[0]['heading'], 'Deploy #Ops')
