@@ -6194,12 +6194,21 @@ def unmatched_globs(relatives, globs):
 
 # --- Reading hits back: source text and staleness --------------------------------------
 
-def read_back(root, relative):
+def real_folder_check(root):
+    """folder -> whether it is in root for real (no symbolic link on its way leads out),
+    each folder looked at once: grep asks for every file."""
+    real_root = os.path.realpath(root)
+    return functools.lru_cache(maxsize=None)(
+        lambda folder: inside_folder(os.path.realpath(folder), real_root))
+
+
+def read_back(root, relative, inside=None):
     """The bytes of a listed file as it is now (up to READ_BACK_LIMIT); SkipFile when they
     cannot be read, saying so plainly when the file is gone since it was listed, and when
-    a folder on its path became a symbolic link that leads out of the root."""
+    a folder on its path became a symbolic link that leads out of the root (the file
+    itself is opened without following a link).  inside: a real_folder_check(root)."""
     path = os.path.join(root, *relative.split('/'))
-    if not inside_folder(os.path.realpath(path), os.path.realpath(root)):
+    if not (inside or real_folder_check(root))(os.path.dirname(path)):
         raise SkipFile(LINK_REASON)
     try:
         return read_file(path, READ_BACK_LIMIT)[0]
@@ -6895,47 +6904,50 @@ def grep(sets, query, report=None):
     regex = grep_regex(query)
     matches, searched, seen, truncated = [], 0, 0, False
     accepts = [file_filter(files.files, query.globs, query.languages) for files in sets]
-    for files, accept, relative in ((files, accept, relative) for files, accept in
-                                    zip(sets, accepts) for relative in files.files):
-        if accept is not None and not accept(relative):
-            continue
-        try:
-            data = read_back(files.root, relative)
-        except SkipFile as skip:
-            if report:
-                report(relative, skip.reason, skip.line)
-            continue
-        python = files.files[relative]['language'] == 'python'
-        if not python and b'\0' in data:
-            continue
-        searched += 1
-        try:
-            text = decode_source(data) if python else decode_text(data)
-        except SkipFile as skip:
-            if report:
-                report(relative, skip.reason, skip.line)
-            continue
-        with time_limit(GREP_SECONDS, f'the pattern took over {GREP_SECONDS} s on '
-                                      f'{relative}: it backtracks too much; simplify it'):
-            found = file_matches(regex, text, python, query.max_count)
-        if not found:
-            continue
-        truncated = truncated or len(found) == query.max_count > 0
-        holders = innermost_by_line(definitions_now(files, relative, data))
-        for line, column, line_text in found:
-            seen += 1
-            if seen <= query.offset:
+    checks = {files.root: real_folder_check(files.root) for files in sets}
+    with time_limit(GREP_SECONDS) as clock:
+        for files, accept, relative in ((files, accept, relative) for files, accept in
+                                        zip(sets, accepts) for relative in files.files):
+            if accept is not None and not accept(relative):
                 continue
-            if query.max_results and len(matches) == query.max_results:
-                return {'pattern': query.pattern, 'matches': matches, 'files_searched': searched,
-                        'truncated': True, 'next_offset': seen - 1}
-            holder = holders[line] if line < len(holders) else None
-            matches.append({'repo': files.label, 'path': relative, 'line': line,
-                            'column': column,
-                            'text': line_text[:LONG_LINE],
-                            'symbol': holder[2] if holder else None,
-                            'start': holder[0] if holder else None,
-                            'end': holder[1] if holder else None})
+            try:
+                data = read_back(files.root, relative, checks[files.root])
+            except SkipFile as skip:
+                if report:
+                    report(relative, skip.reason, skip.line)
+                continue
+            python = files.files[relative]['language'] == 'python'
+            if not python and b'\0' in data:
+                continue
+            searched += 1
+            try:
+                text = decode_source(data) if python else decode_text(data)
+            except SkipFile as skip:
+                if report:
+                    report(relative, skip.reason, skip.line)
+                continue
+            clock(f'the pattern took over {GREP_SECONDS} s on {relative}: it backtracks too '
+                  'much; simplify it')
+            found = file_matches(regex, text, python, query.max_count)
+            clock(None)
+            if not found:
+                continue
+            truncated = truncated or len(found) == query.max_count > 0
+            holders = innermost_by_line(definitions_now(files, relative, data))
+            for line, column, line_text in found:
+                seen += 1
+                if seen <= query.offset:
+                    continue
+                if query.max_results and len(matches) == query.max_results:
+                    return {'pattern': query.pattern, 'matches': matches,
+                            'files_searched': searched, 'truncated': True,
+                            'next_offset': seen - 1}
+                holder = holders[line] if line < len(holders) else None
+                matches.append({'repo': files.label, 'path': relative, 'line': line,
+                                'column': column, 'text': line_text[:LONG_LINE],
+                                'symbol': holder[2] if holder else None,
+                                'start': holder[0] if holder else None,
+                                'end': holder[1] if holder else None})
     return {'pattern': query.pattern, 'matches': matches, 'files_searched': searched,
             'truncated': truncated}
 
@@ -6945,21 +6957,29 @@ class TooSlow(ValueError):
 
 
 @contextlib.contextmanager
-def time_limit(seconds, message):
-    """TooSlow(message) in the block once it has run for seconds: the one way to stop a
+def time_limit(seconds):
+    """clock(message) for the block, called as a step starts (clock(None) as it ends):
+    TooSlow(message) stops a step that has run for seconds.  The one way to stop a
     regular expression that backtracks for ever ('(a+)+$'), since re heeds only
-    signals.  On the main thread where SIGALRM exists (POSIX); elsewhere no limit."""
-    def expire(signum, frame):
-        raise TooSlow(message)
+    signals: a SIGALRM every seconds/2 looks.  On the main thread where SIGALRM exists
+    (POSIX); elsewhere no limit."""
+    step = {'started': None, 'message': ''}
+
+    def look(signum, frame):
+        if step['started'] is not None and time.monotonic() - step['started'] >= seconds:
+            raise TooSlow(step['message'])
+
+    def clock(message):
+        step.update(started=None if message is None else time.monotonic(), message=message)
 
     try:
-        previous = signal.signal(signal.SIGALRM, expire)
+        previous = signal.signal(signal.SIGALRM, look)
     except (AttributeError, ValueError):     # no SIGALRM (Windows), or not the main thread
-        yield
+        yield lambda message: None
         return
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds / 2, seconds / 2)
     try:
-        yield
+        yield clock
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
