@@ -1730,8 +1730,10 @@ def glob_regex(glob):
 
 
 def split_globs(globs):
-    """The globs of several --path values, each of which may hold comma-separated ones."""
-    return [part.strip() for glob in globs for part in glob.split(',') if part.strip()]
+    """The globs of several --path values, each of which may hold comma-separated ones
+    (an empty one, or a bare '!', says nothing)."""
+    return [part.strip() for glob in globs for part in glob.split(',')
+            if part.strip() not in ('', '!')]
 
 
 def path_filter(globs):

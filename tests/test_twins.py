@@ -147,7 +147,7 @@ class PathGlobTests(TempDirCase):
              'src,pkg': {'src/a.py', 'src/sub/b.py', 'lib/src/c.py', 'pkg/d.py',
                          'pkg/sub/e.py'},
              '*.py,!src/**': {'pkg/d.py', 'pkg/sub/e.py', 'f.py', 'srcx/g.py'},
-             '/': set(PATHS), './': set(PATHS), '!/': set()}
+             '/': set(PATHS), './': set(PATHS), '!/': set(), '!': set(PATHS), '': set(PATHS)}
 
     def test_both_tools_read_a_glob_alike(self):
         for glob, expected in self.CASES.items():
