@@ -6586,7 +6586,8 @@ def file_chunk_numbers(index, path):
 
 
 def locate(index, path, line):
-    """The innermost indexed chunk of a file that contains a line, or None."""
+    """The innermost indexed chunk of a file that contains a line, or None; LookupError
+    when the line is past the end of the file as it is now (as read says)."""
     numbers = file_chunk_numbers(index, path)
     rows = file_rows(index, index['order'][bisect.bisect_right(index['starts'],
                                                                numbers.start) - 1]) \
@@ -6594,6 +6595,11 @@ def locate(index, path, line):
     inside = [(row[ROW_END] - row[ROW_START], -row[ROW_START], local)
               for local, row in enumerate(rows) if row[ROW_START] <= line <= row[ROW_END]]
     if not inside:
+        relative = resolve_indexed_path(index, path)
+        language = index['files'][relative].get('language', 'python')
+        lines, _ = read_current_file(index['root'], relative, '', language)
+        if lines and line > len(lines):          # (no lines: gone, or cannot be read)
+            raise LookupError(f'{relative} has {len(lines)} lines; line {line} is past its end')
         return None
     return dict(chunk_entry(index, numbers.start + min(inside)[2]), line=line)
 

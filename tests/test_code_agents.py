@@ -297,6 +297,14 @@ class AtCommandTests(unittest.TestCase):
         self.assertEqual(json.loads(result.stdout),
                          {'path': 'billing/invoice.py', 'line': 2, 'result': None})
 
+    def test_a_line_past_the_end_is_misuse_as_read_says(self):
+        total = len((self.root / 'billing' / 'invoice.py').read_text().splitlines())
+        result = self.at(f'billing/invoice.py:{total + 50}')
+        self.assertEqual((result.returncode, result.stdout), (2, ''))
+        self.assertEqual(result.stderr.strip().splitlines()[-1].split('error: ')[1],
+                         f'billing/invoice.py has {total} lines; line {total + 50} is past '
+                         'its end')
+
     def test_module_level_code_is_a_module_chunk(self):
         result = self.at('billing/invoice.py:1', '--json')
         self.assertEqual(result.returncode, 0, result.stderr)
