@@ -8211,6 +8211,8 @@ class ArgumentParser(argparse.ArgumentParser):
     """argparse that reports misuse as one line and exit status 2."""
 
     def error(self, message):
+        if message.startswith('the following arguments are required'):
+            message += " (one that starts with '-' goes last, after '--')"
         self.exit(2, f'{self.prog}: error: {message}\n')
 
 
@@ -8376,9 +8378,10 @@ def build_parser():
 
 def parse_command_line(argv):
     """The arguments of a command.  grep and read take their optional ROOT after any
-    option too (grep -i PATTERN -l ROOT), as ripgrep users type it."""
+    option too (grep -i PATTERN -l ROOT), as ripgrep users type it, unless a '--' ends
+    the options (grep -i -- -rf ROOT), which argparse's intermixed parsing mishandles."""
     parser = build_parser()
-    if argv[0] in ('grep', 'read'):
+    if argv[0] in ('grep', 'read') and '--' not in argv:
         commands = next(action for action in parser._actions
                         if isinstance(action, argparse._SubParsersAction))
         args = commands.choices[argv[0]].parse_intermixed_args(argv[1:])

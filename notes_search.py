@@ -2160,6 +2160,8 @@ class ArgumentParser(argparse.ArgumentParser):
     """argparse that reports misuse as one line and exit status 2."""
 
     def error(self, message):
+        if message.startswith('the following arguments are required'):
+            message += " (one that starts with '-' goes last, after '--')"
         self.exit(2, f'{self.prog}: error: {message}\n')
 
 

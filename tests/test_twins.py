@@ -241,6 +241,23 @@ class CommandLineTests(TempDirCase):
         self.assertIn('COMMAND', top)
         self.assertIn(f'--top-k default: {code_search.DEFAULT_TOP_K}', top.replace('\n', ' '))
 
+    def test_a_question_that_starts_with_a_dash_goes_after_two_dashes(self):
+        make_trees(self.tmp, code_files=1, notes=1)
+        for tool in TOOLS:
+            with self.subTest(tool=tool):
+                index = self.tmp / f'{tool}.json'
+                run(tool, 'index', self.tmp / tool, '--out', index)
+                misread = run(tool, 'search', '-rf', '--index', index)
+                self.assertEqual(misread.returncode, 2)
+                self.assertTrue(misread.stderr.endswith(
+                    "required: question (one that starts with '-' goes last, after '--')\n"),
+                    misread.stderr)
+                self.assertEqual(run(tool, 'search', '--index', index, '--', '-rf').returncode,
+                                 0)
+        write(self.tmp / 'code' / 'flags.py', 'FLAGS = "-rf"\n')
+        found = run('code', 'grep', '-F', '--', '-rf', self.tmp / 'code')
+        self.assertEqual(found.stdout, 'flags.py:1-1 FLAGS\nflags.py:1:FLAGS = "-rf"\n')
+
     def test_messages_use_the_name_the_program_was_started_as(self):
         for tool, (path, _) in TOOLS.items():
             name = path.stem.replace('_', '-')
