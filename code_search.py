@@ -7692,9 +7692,12 @@ def mcp_call(repos, name, arguments):
         return text, {'path': arguments['path'], 'line': arguments['line'],
                       'result': dict(results[0], line=arguments['line']) if results else None,
                       'truncated': truncated}
-    asked = {'query': arguments['query']} if name == 'search_code' else \
-        {'name': arguments['name']}
-    return text, dict(asked, results=results, truncated=truncated)
+    if name == 'search_code':
+        unmatched = unmatched_globs([relative for repo in repos
+                                     for relative in repo.index['files']], globs)
+        text += ''.join(f'\n[path_prefix {glob!r} matches no indexed file]' for glob in unmatched)
+        return text, {'query': arguments['query'], 'results': results, 'truncated': truncated}
+    return text, {'name': arguments['name'], 'results': results, 'truncated': truncated}
 
 
 def mcp_grep(repos, arguments, budget):

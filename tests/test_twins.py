@@ -186,6 +186,9 @@ class PathGlobTests(TempDirCase):
             self.assertEqual(result.stderr.splitlines(),
                              [f"{TOOLS[tool][0].name}: warning: --path 'nowhere/*' matches no "
                               f"indexed {'file' if tool == 'code' else 'note'}"])
+        text, _ = code_search.mcp_call([code_search.Repo('root', index)], 'search_code', {
+            'query': 'shared_marker', 'path_prefix': 'nowhere/*,src'})
+        self.assertTrue(text.endswith("\n[path_prefix 'nowhere/*' matches no indexed file]"), text)
 
     def test_a_path_filter_limits_the_hits_not_their_scores(self):
         for number in range(6):
