@@ -156,7 +156,7 @@ SKIP_DIRS = {'.git', '.hg', '.svn', '__pycache__', 'node_modules', '.tox',
 IGNORE_FILES = ('.gitignore', '.ignore')
 LINK_REASON = 'skipped: symbolic link (not followed)'   # links are never followed
 NOT_UTF8_REASON = 'skipped: name is not valid UTF-8'
-GONE_REASON = 'skipped: no longer there (deleted or moved since it was listed)'
+GONE_REASON = 'skipped: no longer there (deleted or moved)'
 NOT_FOUND_MESSAGE = '관련 함수를 찾지 못했습니다.'
 
 
@@ -6138,9 +6138,9 @@ def glob_regex(glob):
     one with a '/' is anchored at the root, and a folder matches everything under it
     (src, src/ and src/** alike; / and . are the root)."""
     core = glob.strip()
+    core = core[:-3] if core.endswith('/**') else core.rstrip('/')
     if core.strip('/') in ('', '.'):
         return re.compile('(?s:.*)')
-    core = core[:-3] if core.endswith('/**') else core.rstrip('/')
     anchored = '/' in core
     return re.compile(('' if anchored else '(?:.*/)?') + glob_pattern(core.lstrip('/'))
                       + r'(?:/.*)?\Z')
@@ -6208,9 +6208,11 @@ def read_back(root, relative, inside=None):
     """The bytes of a listed file as it is now (up to READ_BACK_LIMIT); SkipFile when they
     cannot be read, saying so plainly when the file is gone since it was listed, and when
     a folder on its path became a symbolic link that leads out of the root (the file
-    itself is opened without following a link).  inside: a real_folder_check(root)."""
+    itself is opened without following a link, where O_NOFOLLOW exists).  inside: a
+    real_folder_check(root)."""
     path = os.path.join(root, *relative.split('/'))
-    if not (inside or real_folder_check(root))(os.path.dirname(path)):
+    followed = path if not hasattr(os, 'O_NOFOLLOW') else os.path.dirname(path)   # Windows
+    if not (inside or real_folder_check(root))(followed):
         raise SkipFile(LINK_REASON)
     try:
         return read_file(path, READ_BACK_LIMIT)[0]
@@ -6586,8 +6588,7 @@ def file_chunk_numbers(index, path):
 
 
 def locate(index, path, line):
-    """The innermost indexed chunk of a file that contains a line, or None; LookupError
-    when the line is past the end of the file as it is now (as read says)."""
+    """The innermost indexed chunk of a file that contains a line, or None."""
     numbers = file_chunk_numbers(index, path)
     rows = file_rows(index, index['order'][bisect.bisect_right(index['starts'],
                                                                numbers.start) - 1]) \
@@ -6595,13 +6596,19 @@ def locate(index, path, line):
     inside = [(row[ROW_END] - row[ROW_START], -row[ROW_START], local)
               for local, row in enumerate(rows) if row[ROW_START] <= line <= row[ROW_END]]
     if not inside:
-        relative = resolve_indexed_path(index, path)
-        language = index['files'][relative].get('language', 'python')
-        lines, _ = read_current_file(index['root'], relative, '', language)
-        if lines and line > len(lines):          # (no lines: gone, or cannot be read)
-            raise LookupError(f'{relative} has {len(lines)} lines; line {line} is past its end')
         return None
     return dict(chunk_entry(index, numbers.start + min(inside)[2]), line=line)
+
+
+def refuse_past_the_end(index, path, line):
+    """LookupError when line is past the end of an indexed file as it is now, as read
+    refuses it: what at asks when no chunk holds the line (a trace's frame is not
+    refused: its file may have changed)."""
+    relative = resolve_indexed_path(index, path)
+    language = index['files'][relative].get('language', 'python')
+    lines, _ = read_current_file(index['root'], relative, '', language)
+    if lines and line > len(lines):          # (no lines: gone, or cannot be read)
+        raise LookupError(f'{relative} has {len(lines)} lines; line {line} is past its end')
 
 
 def file_outline(index, path):
@@ -6980,16 +6987,17 @@ def time_limit(seconds):
     def clock(message):
         step.update(started=None if message is None else time.monotonic(), message=message)
 
-    try:
-        previous = signal.signal(signal.SIGALRM, look)
-    except (AttributeError, ValueError):     # no SIGALRM (Windows), or not the main thread
+    installed = False
+    with contextlib.suppress(AttributeError, ValueError):   # no SIGALRM (Windows), or
+        previous, installed = signal.signal(signal.SIGALRM, look), True   # not main thread
+    if not installed:
         yield lambda message: None
         return
-    signal.setitimer(signal.ITIMER_REAL, seconds / 2, seconds / 2)
+    timer = signal.setitimer(signal.ITIMER_REAL, seconds / 2, seconds / 2)
     try:
         yield clock
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.setitimer(signal.ITIMER_REAL, *timer)    # an outer limit's, or none
         signal.signal(signal.SIGALRM, previous)
 
 
@@ -7654,6 +7662,7 @@ def mcp_call(repos, name, arguments):
         repo, path = repo_path(repos, arguments['path'])
         chunk = locate(repo.index, path, arguments['line'])
         if chunk is None:
+            refuse_past_the_end(repo.index, path, arguments['line'])
             raise LookupError(f"no indexed definition holds {arguments['path']}:"
                               f"{arguments['line']}")
         hits = [dict(with_text(repo.index, [chunk])[0], repo=repo.label)]
@@ -7876,10 +7885,10 @@ def serve_mcp(load, stdin, stdout):
     """The stdio loop: read a line, answer it, until stdin closes."""
     state = {'load': load, 'version': None}
     while True:
-        raw = stdin.readline(MCP_MESSAGE_LIMIT + 1)
+        raw = stdin.readline(MCP_MESSAGE_LIMIT + 2)
         if not raw:
             return 0
-        if len(raw) > MCP_MESSAGE_LIMIT:            # read no more of it than this
+        if len(raw.rstrip(b'\r\n')) > MCP_MESSAGE_LIMIT:      # read no more of it than this
             while raw and not raw.endswith(b'\n'):
                 raw = stdin.readline(1 << 20)
             write_message(stdout, rpc_error(None, -32600, 'Invalid Request: a message '
@@ -8025,7 +8034,9 @@ def api_at(repos, params, body):
     path, line = api_value(params, 'path'), api_value(params, 'line', 'number')
     repo, inside = repo_path(api_repos(repos, params), path)
     chunk = locate(repo.index, inside, line)
-    if chunk is not None:
+    if chunk is None:
+        refuse_past_the_end(repo.index, inside, line)
+    else:
         chunk = dict(with_text(repo.index, [chunk])[0], repo=repo.label)
     return {'path': path, 'line': line,
             'result': dict(hit_json(chunk), line=line) if chunk else None}
@@ -8214,7 +8225,8 @@ class ArgumentParser(argparse.ArgumentParser):
     """argparse that reports misuse as one line and exit status 2."""
 
     def error(self, message):
-        if message.startswith('the following arguments are required'):
+        if message.startswith('the following arguments are required') \
+                and message.rpartition(' ')[2] in ('question', 'pattern'):
             message += " (one that starts with '-' goes last, after '--')"
         self.exit(2, f'{self.prog}: error: {message}\n')
 
@@ -8657,6 +8669,8 @@ def run_at(args):
         with damaged_repos_guard(args):
             repo, inside = repo_path(repos, path)
             chunk = locate(repo.index, inside, int(line))
+            if chunk is None:
+                refuse_past_the_end(repo.index, inside, int(line))
     except LookupError as error:
         raise IndexProblem(str(error.args[0])) from None
     if chunk is not None:

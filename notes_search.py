@@ -100,7 +100,7 @@ SKIP_DIRS = {'.git', '.hg', '.svn', '__pycache__', 'node_modules', '.tox',
              '.mypy_cache', '.pytest_cache'}
 LINK_REASON = 'skipped: symbolic link (not followed)'   # links are never followed
 NOT_UTF8_REASON = 'skipped: name is not valid UTF-8'
-GONE_REASON = 'skipped: no longer there (deleted or moved since it was indexed)'
+GONE_REASON = 'skipped: no longer there (deleted or moved)'
 STOP_WORDS = frozenset(          # words that say nothing of the answer, questions' too
     'a an and are as at be by for from in into is it of on or that the this to with '
     'how do does did i me my what which can could should would we you your there'.split())
@@ -1721,9 +1721,9 @@ def glob_regex(glob):
     one with a '/' is anchored at the root, and a folder matches everything under it
     (src, src/ and src/** alike; / and . are the root)."""
     core = glob.strip()
+    core = core[:-3] if core.endswith('/**') else core.rstrip('/')
     if core.strip('/') in ('', '.'):
         return re.compile('(?s:.*)')
-    core = core[:-3] if core.endswith('/**') else core.rstrip('/')
     anchored = '/' in core
     return re.compile(('' if anchored else '(?:.*/)?') + glob_pattern(core.lstrip('/'))
                       + r'(?:/.*)?\Z')
@@ -2160,7 +2160,8 @@ class ArgumentParser(argparse.ArgumentParser):
     """argparse that reports misuse as one line and exit status 2."""
 
     def error(self, message):
-        if message.startswith('the following arguments are required'):
+        if message.startswith('the following arguments are required') \
+                and message.rpartition(' ')[2] in ('question', 'pattern'):
             message += " (one that starts with '-' goes last, after '--')"
         self.exit(2, f'{self.prog}: error: {message}\n')
 

@@ -304,6 +304,13 @@ class AtCommandTests(unittest.TestCase):
         self.assertEqual(result.stderr.strip().splitlines()[-1].split('error: ')[1],
                          f'billing/invoice.py has {total} lines; line {total + 50} is past '
                          'its end')
+        trace = ('Traceback (most recent call last):\n'           # a trace is not refused:
+                 f'  File "/app/billing/invoice.py", line {total + 50}, in gone\n'  # the file
+                 'ValueError: from another version\n')                      # may have changed
+        traced = run_tool('trace', '-', '--index', self.index, '--json', input=trace)
+        self.assertEqual(traced.returncode, 0, traced.stderr)
+        frame = json.loads(traced.stdout)['exceptions'][0]['frames'][0]
+        self.assertEqual((frame['path'], frame['chunk']), ('billing/invoice.py', None))
 
     def test_module_level_code_is_a_module_chunk(self):
         result = self.at('billing/invoice.py:1', '--json')
@@ -1188,6 +1195,15 @@ class McpTests(unittest.TestCase):
             {'jsonrpc': '2.0', 'id': None, 'error': {
                 'code': -32600, 'message': 'Invalid Request: a message over 100 bytes'}},
             {'jsonrpc': '2.0', 'id': 2, 'result': {}}])
+
+    def test_a_message_of_just_the_limit_is_read(self):
+        import io
+        line = json.dumps({'jsonrpc': '2.0', 'id': 7, 'method': 'ping'}).encode()
+        stdout = io.BytesIO()
+        with unittest.mock.patch.object(code_search, 'MCP_MESSAGE_LIMIT', len(line)):
+            code_search.serve_mcp(lambda: [], io.BytesIO(line + b'\r\n' + line + b'\n'), stdout)
+        self.assertEqual([json.loads(reply) for reply in stdout.getvalue().splitlines()],
+                         [{'jsonrpc': '2.0', 'id': 7, 'result': {}}] * 2)
 
     def test_a_whole_number_written_as_a_float_is_an_integer(self):
         server = self.session()

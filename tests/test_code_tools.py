@@ -191,16 +191,16 @@ class GrepTests(TempDirCase):
         result = self.grep('Serve', '--index', self.index)
         self.assertEqual(result.stdout, '')
         self.assertEqual(result.stderr.splitlines()[0], 'server/main.go:0: skipped: no longer '
-                                                        'there (deleted or moved since it was listed)')
+                                                        'there (deleted or moved)')
         read = cli('read', 'server/main.go:1-2', '--index', self.index)
         self.assertEqual((read.returncode, read.stderr.strip()), (2, (
             'code_search.py: error: cannot read server/main.go: no longer there (deleted or '
-            'moved since it was listed)')))
+            'moved)')))
 
     @unittest.skipUnless(hasattr(signal, 'setitimer'), 'the time limit needs SIGALRM')
     def test_a_pattern_that_backtracks_for_ever_is_stopped(self):
         write(self.root / 'docs' / 'as.txt', 'a' * 40 + '!\n')
-        before = signal.getsignal(signal.SIGALRM)
+        before, timer = signal.getsignal(signal.SIGALRM), signal.getitimer(signal.ITIMER_REAL)
         stderr = io.StringIO()
         with mock.patch.object(code_search, 'GREP_SECONDS', 0.5), \
                 contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
@@ -208,10 +208,36 @@ class GrepTests(TempDirCase):
         self.assertEqual(status, 2)
         self.assertRegex(stderr.getvalue(), r': error: the pattern took over 0\.5 s on '
                                             r'docs/as\.txt: it backtracks too much; simplify it')
-        self.assertEqual(signal.getitimer(signal.ITIMER_REAL), (0.0, 0.0))
-        self.assertIs(signal.getsignal(signal.SIGALRM), before)
+        self.assertEqual(signal.getitimer(signal.ITIMER_REAL)[0] > 0, timer[0] > 0)  # the
+        self.assertIs(signal.getsignal(signal.SIGALRM), before)             # tests' watchdog
         found = json.loads(self.grep('a+!', self.root, '--json').stdout)
         self.assertEqual([m['path'] for m in found['matches']], ['docs/as.txt'])
+
+    @unittest.skipUnless(hasattr(signal, 'setitimer'), 'the time limit needs SIGALRM')
+    def test_the_time_limit_keeps_an_outer_one_and_does_nothing_off_the_main_thread(self):
+        import threading
+        timer = signal.getitimer(signal.ITIMER_REAL)        # the tests' watchdog, if any
+        with code_search.time_limit(30) as outer:
+            outer('outer step')
+            with code_search.time_limit(0.2) as inner:
+                inner(None)
+            self.assertGreater(signal.getitimer(signal.ITIMER_REAL)[0], 0)   # outer's again
+            outer(None)
+        self.assertEqual(signal.getitimer(signal.ITIMER_REAL)[0] > 0, timer[0] > 0)
+        caught = []
+
+        def elsewhere():
+            try:
+                with code_search.time_limit(1) as clock:
+                    clock('a step')
+                    raise KeyError('mine')
+            except KeyError as error:
+                caught.append(error)
+        thread = threading.Thread(target=elsewhere)
+        thread.start()
+        thread.join()
+        self.assertEqual(len(caught), 1)
+        self.assertIsNone(caught[0].__context__)          # nothing of signal's refusal
 
     def test_a_folder_turned_into_a_link_out_of_the_root_is_not_read(self):
         outside = self.tmp / 'outside'

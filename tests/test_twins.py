@@ -147,7 +147,8 @@ class PathGlobTests(TempDirCase):
              'src,pkg': {'src/a.py', 'src/sub/b.py', 'lib/src/c.py', 'pkg/d.py',
                          'pkg/sub/e.py'},
              '*.py,!src/**': {'pkg/d.py', 'pkg/sub/e.py', 'f.py', 'srcx/g.py'},
-             '/': set(PATHS), './': set(PATHS), '!/': set(), '!': set(PATHS), '': set(PATHS)}
+             '/': set(PATHS), './': set(PATHS), '/**': set(PATHS), '!/': set(), '!': set(PATHS),
+             '': set(PATHS)}
 
     def test_both_tools_read_a_glob_alike(self):
         for glob, expected in self.CASES.items():
@@ -257,6 +258,8 @@ class CommandLineTests(TempDirCase):
                     misread.stderr)
                 self.assertEqual(run(tool, 'search', '--index', index, '--', '-rf').returncode,
                                  0)
+        for tool in TOOLS:                           # not a hint where it makes no sense
+            self.assertNotIn("goes last", run(tool, 'index').stderr)
         write(self.tmp / 'code' / 'flags.py', 'FLAGS = "-rf"\n')
         found = run('code', 'grep', '-F', '--', '-rf', self.tmp / 'code')
         self.assertEqual(found.stdout, 'flags.py:1-1 FLAGS\nflags.py:1:FLAGS = "-rf"\n')
