@@ -8491,15 +8491,29 @@ def run_dry_run(root, options):
 
 def index_specs(args):
     """A command's indexes: its --index values, then those of its --repos list
-    (labelled with their names); code_index.json when there are none."""
+    (labelled with their names) that have an index file; code_index.json when there are
+    none.  One listed but not indexed yet is left out (warn_unindexed says so)."""
     specs = list(args.index or [])
     if getattr(args, 'repos', None):
-        specs += [f"{repo['name']}={repo['index']}" for repo in read_repos_file(args.repos)]
+        specs += [f"{repo['name']}={repo['index']}" for repo in read_repos_file(args.repos)
+                  if os.path.lexists(repo['index'])]
+        if not specs:
+            raise IndexProblem(f'no repository of {args.repos} is indexed yet (run: '
+                               f'{program_name()} repos {args.repos} --update)')
     return specs or [DEFAULT_INDEX]
+
+
+def warn_unindexed(args):
+    """One warning line for each repository of the --repos list not indexed yet."""
+    for repo in read_repos_file(args.repos) if getattr(args, 'repos', None) else ():
+        if not os.path.lexists(repo['index']):
+            warn(f"repository {repo['name']} is not indexed yet: left out (run: "
+                 f"{program_name()} repos {args.repos} --update)")
 
 
 def open_command_repos(args):
     """The repos a command runs on (see index_specs)."""
+    warn_unindexed(args)
     return open_repos(index_specs(args))
 
 
@@ -8618,6 +8632,7 @@ def run_ls(args):
 
 
 def run_serve(args):
+    warn_unindexed(args)
     load = repos_loader(index_specs(args))
     load()                                              # fail now, not at the first request
     return serve_http(lambda method, target, body: api_answer(load, method, target, body),
@@ -8779,6 +8794,7 @@ def run_mcp(args):
         repos = [Repo(os.path.basename(root.rstrip('/\\')) or 'root', index)]
         load = lambda: repos                           # noqa: E731
     else:
+        warn_unindexed(args)
         load = repos_loader(index_specs(args))
     served = ', '.join(repo.index['root'] for repo in load())   # fail now, not later
     print(f'code_search mcp: serving {served} on stdio', file=sys.stderr)

@@ -166,6 +166,20 @@ class ReposListTests(ReposCase):
         self.assertEqual((empty.returncode, empty.stderr.count('\n')), (2, 1))
         self.assertIn('expected a list of {name, root, index}', empty.stderr)
 
+    def test_a_repository_not_indexed_yet_is_left_out_with_a_warning(self):
+        listing = self.write_list('[[repo]]\nname = "api"\nroot = "api"\nindex = "api.json"\n'
+                                  '[[repo]]\nname = "later"\nroot = "web"\nindex = "later.json"\n')
+        found = cli('search', 'total with tax', '--repos', listing, '--json')
+        self.assertEqual(found.returncode, 0, found.stderr)
+        self.assertEqual({hit['repo'] for hit in json.loads(found.stdout)['results']}, {'api'})
+        self.assertEqual(found.stderr, f'code_search.py: warning: repository later is not indexed '
+                                       f'yet: left out (run: code_search.py repos {listing} '
+                                       f'--update)\n')
+        nothing = self.write_list('[[repo]]\nname = "later"\nroot = "web"\n')
+        refused = cli('search', 'total', '--repos', nothing)
+        self.assertEqual(refused.returncode, 2)
+        self.assertIn(f'no repository of {nothing} is indexed yet', refused.stderr)
+
     def test_a_skipped_file_does_not_make_a_repository_stale(self):
         write(self.api / 'blob.py', b'\xff\xfe\x00binary')
         listing = self.write_list('[[repo]]\nname = "api"\nroot = "api"\nindex = "api.json"\n'
