@@ -63,7 +63,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'notes_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 5          # layout of the index file (5: plain JSON records per note)
-PARSER_VERSION = 7          # how notes become chunks; the tutorial's parser was 1
+PARSER_VERSION = 8          # how notes become chunks; the tutorial's parser was 1
 TOKENIZER_VERSION = 2       # how text becomes terms; a change re-parses every note
 
 DEFAULT_INDEX = 'index.json'     # the tutorial's name; code_search's is code_index.json
@@ -443,11 +443,12 @@ def indented_code(line, lists, in_paragraph):
 
 def scan_note(lines):
     """A note's tags and chunks: (tags, [(start, end, heading path)]), lines 1-based.
+    A note of headings only is one chunk, its headings, so that it can be found.
 
     Raises NoteSyntaxError for a `tags:` line after the body, as the tutorial does.
     """
     tags, first_body_line = front_matter(lines)
-    blocks, open_headings, path = [], [], ()
+    blocks, open_headings, path, first_heading = [], [], (), None
     start, fence, start_has_fence = 0, None, False
     lists, in_paragraph = [], False   # see indented_code
 
@@ -490,14 +491,17 @@ def scan_note(lines):
                     close(number - 1)
                     level, title = len(heading.group(1)), heading.group(2) or ''
                     tags += inline_tags(title) if '#' in title else []
+                    heading_start = number
                 else:
                     level = 1 if marker == '=' else 2
                     title = ' '.join(part.strip() for part in lines[start - 1:number - 1])
-                    start = 0
+                    heading_start, start = start, 0
                 while open_headings and open_headings[-1][0] >= level:
                     open_headings.pop()
                 open_headings.append((level, title))
                 path = tuple(title for _, title in open_headings)
+                first_heading = first_heading or (heading_start, path)
+                last_heading = number
                 continue
             if marker in '-*_' and THEMATIC_BREAK.match(line):
                 close(number - 1)
@@ -508,6 +512,8 @@ def scan_note(lines):
         if '#' in line and not code:
             tags += inline_tags(line)
     close(len(lines))
+    if not blocks and first_heading:
+        blocks.append((first_heading[0], last_heading, first_heading[1]))
     return list(dict.fromkeys(tags)), blocks
 
 

@@ -154,6 +154,15 @@ class ParseTests(unittest.TestCase):
         self.assertEqual([c['tags'] for c in headed], [['ops'], ['ops']])
         self.assertEqual(headed[0]['heading'], 'Deploy #Ops')
 
+    def test_a_note_of_headings_only_is_one_chunk_of_them(self):
+        only = ns.parse_note('# Buy milk\n## Tomorrow\n', 'todo.md')
+        self.assertEqual([(c['start'], c['end'], c['heading_path'], c['text']) for c in only],
+                         [(1, 2, ['Buy milk'], '# Buy milk\n## Tomorrow')])
+        setext = ns.parse_note('tags: home\n\nGroceries\n=========\n', 'g.md')
+        self.assertEqual([(c['start'], c['end'], c['tags']) for c in setext], [(3, 4, ['home'])])
+        self.assertEqual(len(ns.parse_note('# Title\n\nbody\n\n## Empty\n', 'b.md')), 1)
+        self.assertEqual(ns.parse_note('', 'e.md'), [])
+
     def test_every_chunk_is_the_files_own_lines(self):
         for name in ('cache.md', 'reading.md', 'meeting.md'):
             text = (ROOT / 'notes' / name).read_text(encoding='utf-8')
