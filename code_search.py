@@ -7594,6 +7594,7 @@ def cut_texts(entries, max_chars):
 
 
 def json_size(entry):
+    """The length of an entry as MCP sends it, in JSON."""
     return len(json.dumps(entry, ensure_ascii=False))
 
 
@@ -8169,7 +8170,8 @@ def serve_http(answer, host, port):
     """Serve answer(method, target, body) on host:port until Ctrl-C; port 0 picks a free
     one.  The address goes to stderr once the server listens.  Threads read requests and
     send replies; the answers are worked out here on the main thread, one at a time,
-    where Ctrl-C is heard at once and a time limit can stop a search (time_limit)."""
+    where Ctrl-C is heard at once and a signal can stop a long one (code_search's grep
+    time limit)."""
     import http.server
     import queue
     import socket

@@ -448,7 +448,7 @@ def scan_note(lines):
     Raises NoteSyntaxError for a `tags:` line after the body, as the tutorial does.
     """
     tags, first_body_line = front_matter(lines)
-    blocks, open_headings, path, first_heading = [], [], (), None
+    blocks, open_headings, path, first_heading, last_heading = [], [], (), None, 0
     start, fence, start_has_fence = 0, None, False
     lists, in_paragraph = [], False   # see indented_code
 
@@ -2114,7 +2114,8 @@ def serve_http(answer, host, port):
     """Serve answer(method, target, body) on host:port until Ctrl-C; port 0 picks a free
     one.  The address goes to stderr once the server listens.  Threads read requests and
     send replies; the answers are worked out here on the main thread, one at a time,
-    where Ctrl-C is heard at once and a time limit can stop a search (time_limit)."""
+    where Ctrl-C is heard at once and a signal can stop a long one (code_search's grep
+    time limit)."""
     import http.server
     import queue
     import socket
