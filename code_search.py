@@ -7436,6 +7436,7 @@ def progress_line():
         yield None
         return
     started, shown = time.monotonic(), [0.0]
+    terminal = getattr(sys.stderr, 'terminal', sys.stderr)     # under Printable: its own \r
 
     def report(done, total):
         now = time.monotonic()
@@ -7443,11 +7444,41 @@ def progress_line():
             shown[0] = now
             rate = done / max(now - started, 1e-6)
             print(f'\rindexing {done}/{total} files ({rate:.0f} files/s)', end='',
-                  file=sys.stderr, flush=True)
+                  file=terminal, flush=True)
     try:
         yield report
     finally:
-        print('\r\033[K', end='', file=sys.stderr, flush=True)
+        print('\r\033[K', end='', file=terminal, flush=True)
+
+
+CONTROL_CHARACTER = re.compile('[\x00-\x08\x0b-\x1f\x7f-\x9f]')     # all but tab and newline
+
+
+class Printable:
+    """A text stream that writes control characters as \\uXXXX escapes, so that no file
+    name or line can move the cursor, recolour or retitle the terminal it is printed on.
+    JSON stays valid and means the same: the escape is JSON's own."""
+
+    def __init__(self, terminal):
+        self.terminal = terminal
+
+    def write(self, text):
+        return self.terminal.write(CONTROL_CHARACTER.sub(
+            lambda match: f'\\u{ord(match.group()):04x}', text))
+
+    def __getattr__(self, name):        # flush, isatty, fileno, buffer: the stream's own
+        return getattr(self.terminal, name)
+
+
+@contextlib.contextmanager
+def printable_output():
+    """While the block runs, stdout and stderr write through Printable."""
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = Printable(sys.stdout), Printable(sys.stderr)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = streams
 
 
 # --- MCP server: the same look-ups for coding agents, over stdio ----------------------
@@ -8762,7 +8793,7 @@ def interrupts_end_the_run():
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    with interrupts_end_the_run():
+    with interrupts_end_the_run(), printable_output():
         try:
             if argv and (argv[0] in SUBCOMMANDS or argv[0] in ('-h', '--help', '--version')):
                 args = parse_command_line(argv)

@@ -4,6 +4,7 @@ SIGTERM at several moments of `index` with worker processes running."""
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -311,6 +312,31 @@ class CommandLineTests(TempDirCase):
                 self.assertEqual(result.returncode, 0, (tool, command, result.stderr))
                 answer = json.loads(result.stdout.decode('utf-8'))   # strict: valid UTF-8
                 self.assertIn('\ufffd', json.dumps(answer, ensure_ascii=False), (tool, command))
+
+    @unittest.skipIf(os.name == 'nt', 'Windows file names cannot hold control characters')
+    def test_control_characters_in_names_and_lines_never_reach_the_terminal(self):
+        name = 'red\x1b[31m\x07title\x9b'             # colour, bell, a C1 escape
+        write(self.tmp / 'code' / f'{name}.py', f'def kite_line():\n    return "\x1b]0;x\x07"\n')
+        write(self.tmp / 'notes' / f'{name}.md', '# Kites\n\nkite line \x1b[2J here\n')
+        shown_name, shown_line = 'red\\u001b[31m\\u0007title\\u009b', '"\\u001b]0;x\\u0007"'
+        commands = {'code': [(['search', 'kite line'], shown_line), (['ls'], shown_name),
+                             (['grep', 'return'], shown_name), (['read', f'{name}.py'], shown_line),
+                             (['symbol', 'kite_line'], shown_name)],
+                    'notes': [(['search', 'kite line'], shown_name)]}
+        for tool, tool_commands in commands.items():
+            self.assertEqual(run(tool, 'index', tool, '--out', f'{tool}.json',
+                                 cwd=self.tmp).returncode, 0)
+            for command, expected in tool_commands:
+                with self.subTest(tool=tool, command=command):
+                    shown = run(tool, *command, '--index', f'{tool}.json', cwd=self.tmp)
+                    self.assertEqual(shown.returncode, 0, shown.stderr)
+                    self.assertIn(expected, shown.stdout)
+                    self.assertIsNone(re.search('[\x00-\x08\x0b-\x1f\x7f-\x9f]', shown.stdout),
+                                      shown.stdout)
+            answer = json.loads(run(tool, 'search', 'kite line', '--index', f'{tool}.json',
+                                    '--json', cwd=self.tmp).stdout)
+            suffix = '.py' if tool == 'code' else '.md'
+            self.assertEqual(answer['results'][0]['path'], name + suffix)   # JSON: the real name
 
 
 @unittest.skipUnless(hasattr(os, 'killpg') and os.path.isdir('/proc'),
