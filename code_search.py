@@ -22,8 +22,8 @@ marked stale.  A folder literally named like a subcommand is reached as ./index 
 ./search ...).
 
 Exit status: 0 the command did its job (also: no hits, or an index written with some
-files skipped); 1 the index could not be written; 2 misuse or an unusable index;
-130 or 143 interrupted.
+files skipped); 1 the index or the output could not be written; 2 misuse or an
+unusable index; 130 or 143 interrupted.
 This file is notes_search.py's twin: the parts they share have the same names.
 """
 import os
@@ -44,6 +44,7 @@ import datetime
 import functools
 import gc
 import hashlib
+import io
 import itertools
 import json
 import math
@@ -7463,18 +7464,40 @@ class Printable:
         self.terminal = terminal
 
     def write(self, text):
-        return self.terminal.write(CONTROL_CHARACTER.sub(
-            lambda match: f'\\u{ord(match.group()):04x}', text))
+        with output_errors(self.terminal):
+            return self.terminal.write(CONTROL_CHARACTER.sub(
+                lambda match: f'\\u{ord(match.group()):04x}', text))
 
-    def __getattr__(self, name):        # flush, isatty, fileno, buffer: the stream's own
-        return getattr(self.terminal, name)
+    def flush(self):
+        with output_errors(self.terminal):
+            self.terminal.flush()
+
+    def __getattr__(self, name):        # isatty, fileno, buffer: the stream's own
+        with output_errors(self.terminal):
+            return getattr(self.terminal, name)
+
+
+@contextlib.contextmanager
+def output_errors(stream):
+    """Turn a failed write (a full disk, a stream closed with >&-) into one error line and
+    exit status 1; a reader that went away (BrokenPipeError) is main's to handle."""
+    if stream is None:
+        raise IndexProblem('cannot write the output: it is closed', 1)
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise IndexProblem(f'cannot write the output: {error.strerror or error}', 1) from None
 
 
 @contextlib.contextmanager
 def printable_output():
-    """While the block runs, stdout and stderr write through Printable."""
+    """While the block runs, stdout and stderr write through Printable (a closed stderr
+    through nothing: there is no one to tell)."""
     streams = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = Printable(sys.stdout), Printable(sys.stderr)
+    sys.stdout = Printable(sys.stdout)
+    sys.stderr = Printable(sys.stderr) if sys.stderr is not None else io.StringIO()
     try:
         yield
     finally:
@@ -7946,8 +7969,9 @@ def serve_mcp(load, stdin, stdout):
 
 
 def write_message(stdout, message):
-    stdout.write(json.dumps(message, ensure_ascii=False).encode('utf-8', 'replace') + b'\n')
-    stdout.flush()
+    with output_errors(stdout):
+        stdout.write(json.dumps(message, ensure_ascii=False).encode('utf-8', 'replace') + b'\n')
+        stdout.flush()
 
 
 # --- Web server: a local page and a JSON API ---------------------------------------------
@@ -8797,12 +8821,15 @@ def main(argv=None):
         try:
             if argv and (argv[0] in SUBCOMMANDS or argv[0] in ('-h', '--help', '--version')):
                 args = parse_command_line(argv)
-                return {'index': run_index, 'search': run_search, 'symbol': run_symbol,
-                        'at': run_at, 'trace': run_trace, 'outline': run_outline,
-                        'grep': run_grep, 'read': run_read, 'ls': run_ls,
-                        'repos': run_repos, 'serve': run_serve,
-                        'mcp': run_mcp}[args.command](args)
-            return run_one_shot(one_shot_parser().parse_args(argv))
+                run = {'index': run_index, 'search': run_search, 'symbol': run_symbol,
+                       'at': run_at, 'trace': run_trace, 'outline': run_outline,
+                       'grep': run_grep, 'read': run_read, 'ls': run_ls,
+                       'repos': run_repos, 'serve': run_serve, 'mcp': run_mcp}[args.command]
+            else:
+                args, run = one_shot_parser().parse_args(argv), run_one_shot
+            status = run(args)
+            sys.stdout.flush()          # a full disk is heard here, not after main returned
+            return status
         except IndexProblem as problem:
             print(f'{program_name()}: error: {problem}', file=sys.stderr)
             return problem.status

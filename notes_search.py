@@ -21,7 +21,8 @@ ones.  It follows no symbolic links, reads regular files only, skips dot-names
 A hit whose note changed or vanished since indexing is marked stale.
 
 Exit status: 0 the command did its job (also: no hits, notes skipped); 1 the index
-could not be written; 2 misuse or an unusable index; 130 or 143 interrupted.
+or the output could not be written; 2 misuse or an unusable index; 130 or 143
+interrupted.
 This file is code_search.py's twin: the parts they share have the same names.
 """
 import os
@@ -41,6 +42,7 @@ import functools
 import gc
 import hashlib
 import heapq
+import io
 import itertools
 import json
 import math
@@ -1900,18 +1902,40 @@ class Printable:
         self.terminal = terminal
 
     def write(self, text):
-        return self.terminal.write(CONTROL_CHARACTER.sub(
-            lambda match: f'\\u{ord(match.group()):04x}', text))
+        with output_errors(self.terminal):
+            return self.terminal.write(CONTROL_CHARACTER.sub(
+                lambda match: f'\\u{ord(match.group()):04x}', text))
 
-    def __getattr__(self, name):        # flush, isatty, fileno, buffer: the stream's own
-        return getattr(self.terminal, name)
+    def flush(self):
+        with output_errors(self.terminal):
+            self.terminal.flush()
+
+    def __getattr__(self, name):        # isatty, fileno, buffer: the stream's own
+        with output_errors(self.terminal):
+            return getattr(self.terminal, name)
+
+
+@contextlib.contextmanager
+def output_errors(stream):
+    """Turn a failed write (a full disk, a stream closed with >&-) into one error line and
+    exit status 1; a reader that went away (BrokenPipeError) is main's to handle."""
+    if stream is None:
+        raise IndexProblem('cannot write the output: it is closed', 1)
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise IndexProblem(f'cannot write the output: {error.strerror or error}', 1) from None
 
 
 @contextlib.contextmanager
 def printable_output():
-    """While the block runs, stdout and stderr write through Printable."""
+    """While the block runs, stdout and stderr write through Printable (a closed stderr
+    through nothing: there is no one to tell)."""
     streams = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = Printable(sys.stdout), Printable(sys.stderr)
+    sys.stdout = Printable(sys.stdout)
+    sys.stderr = Printable(sys.stderr) if sys.stderr is not None else io.StringIO()
     try:
         yield
     finally:
@@ -2370,9 +2394,10 @@ def main(argv=None):
     with interrupts_end_the_run(), printable_output():
         try:
             args = build_parser().parse_args(argv)
-            return {'index': run_index, 'search': run_search, 'tags': run_tags,
-                    'serve': run_serve}[
-                args.command](args)
+            status = {'index': run_index, 'search': run_search, 'tags': run_tags,
+                      'serve': run_serve}[args.command](args)
+            sys.stdout.flush()          # a full disk is heard here, not after main returned
+            return status
         except IndexProblem as problem:
             print(f'{program_name()}: error: {problem}', file=sys.stderr)
             return problem.status

@@ -2,6 +2,7 @@
 left beside an index, --path globs, stale hits, the command line, and real Ctrl-C and
 SIGTERM at several moments of `index` with worker processes running."""
 import contextlib
+import itertools
 import json
 import os
 import re
@@ -312,6 +313,27 @@ class CommandLineTests(TempDirCase):
                 self.assertEqual(result.returncode, 0, (tool, command, result.stderr))
                 answer = json.loads(result.stdout.decode('utf-8'))   # strict: valid UTF-8
                 self.assertIn('\ufffd', json.dumps(answer, ensure_ascii=False), (tool, command))
+
+    @unittest.skipUnless(os.path.exists('/dev/full') and shutil.which('sh'), 'needs /dev/full')
+    def test_output_that_cannot_be_written_is_one_line_and_status_1(self):
+        make_trees(self.tmp, code_files=1, notes=1)
+        for tool, (path, _) in TOOLS.items():
+            self.assertEqual(run(tool, 'index', tool, '--out', f'{tool}.json',
+                                 cwd=self.tmp).returncode, 0)
+            commands = [['search', 'word0', '--index', f'{tool}.json'],
+                        ['search', 'word0', '--index', f'{tool}.json', '--json'],
+                        ['index', tool, '--out', f'{tool}.json']]
+            for command, (redirect, reason) in itertools.product(
+                    commands, [('>/dev/full', 'No space left on device'), ('>&-', 'it is closed')]):
+                with self.subTest(tool=tool, command=command, redirect=redirect):
+                    result = subprocess.run(['sh', '-c', f'exec "$@" {redirect}', 'sh',
+                                             sys.executable, str(path), *command],
+                                            cwd=self.tmp, env=support.ENV, capture_output=True,
+                                            text=True, timeout=60)
+                    self.assertEqual(result.returncode, 1, result.stderr)
+                    self.assertEqual(result.stderr.splitlines()[-1:], [
+                        f'{path.name}: error: cannot write the output: {reason}'], result.stderr)
+                    self.assertNotIn('Traceback', result.stderr)
 
     @unittest.skipIf(os.name == 'nt', 'Windows file names cannot hold control characters')
     def test_control_characters_in_names_and_lines_never_reach_the_terminal(self):
