@@ -5161,8 +5161,9 @@ def signals_deferred():
 
 
 def remove_leftover_temporaries(destination):
-    """Delete temp files a killed run left beside the index (call while holding the lock)."""
-    folder, name = os.path.split(os.path.abspath(destination))
+    """Delete temp files a killed run left beside the index, or beside the file it links to
+    (call while holding the lock)."""
+    folder, name = os.path.split(os.path.realpath(destination))
     prefix = f'.{name}.'
     try:
         names = os.listdir(folder)
@@ -5183,8 +5184,8 @@ def index_lock(destination, timeout=LOCK_TIMEOUT_SECONDS):
     lock file beside the index, removed on release or, if its process died, by the
     next run.
     """
-    folder = os.path.dirname(os.path.abspath(destination))
-    path = os.path.abspath(destination) + '.lock'
+    path = os.path.realpath(destination) + '.lock'   # through a link: the file it names
+    folder = os.path.dirname(path)
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -5363,17 +5364,26 @@ def index_problem(index, deep=True):
 
 
 def require_folder(root):
-    """The root folder, resolved; IndexProblem when it is missing or not a folder."""
+    """The root folder, resolved; IndexProblem when it is missing, not a folder or cannot
+    be listed (an index of it would drop every file)."""
     if not os.path.isdir(root):
         what = 'is a file' if os.path.exists(root) else 'does not exist'
         raise IndexProblem(f'root folder {what}: {root}')
+    try:
+        os.scandir(root).close()
+    except OSError as error:
+        raise IndexProblem(f'cannot list root folder {root}: {error.strerror}') from None
     return os.path.realpath(root)
 
 
 def require_index_destination(out):
     """IndexProblem when the index cannot be written at out."""
+    if not out:
+        raise IndexProblem('index path is empty')
     if os.path.isdir(out):
         raise IndexProblem(f'index path is a directory: {out}')
+    if out.endswith(('/', os.sep)):
+        raise IndexProblem(f'index path names a folder, not a file: {out}')
     folder = os.path.dirname(os.path.abspath(out))
     if not os.path.isdir(folder):
         raise IndexProblem(f'folder of the index does not exist: {folder}')

@@ -414,6 +414,18 @@ class PermissionTests(HostileCase):
                              runner=self.unprivileged(
                                  lambda: os.chmod(self.root / 'locked', 0)))
 
+    def test_a_root_that_cannot_be_listed_is_refused_and_its_index_kept(self):
+        self.make_index()
+        before = self.out.read_bytes()
+        os.chmod(self.out, 0o666)              # for the unprivileged run to be able to write
+        result = run_unprivileged(self.base, 'index', self.root, '--out', self.out,
+                                  prepare=lambda: os.chmod(self.root, 0))
+        os.chmod(self.root, 0o755)
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertEqual(lines_of(result.stderr), [
+            f'code_search.py: error: cannot list root folder {self.root}: Permission denied'])
+        self.assertEqual(self.out.read_bytes(), before)
+
     def test_index_cannot_be_written_exits_1(self):
         readonly = self.base / 'readonly'
         readonly.mkdir()

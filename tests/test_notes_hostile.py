@@ -145,6 +145,24 @@ class HostileTreeTests(TempDirCase):
         document = json.loads((out / 'index.json').read_text(encoding='utf-8'))
         self.assertEqual(len(document['skipped']), len(expected))
 
+    @unittest.skipUnless(IS_ROOT or os.name == 'posix', 'needs POSIX permissions')
+    def test_a_root_that_cannot_be_listed_is_refused_and_its_index_kept(self):
+        notes = self.tmp / 'notes'
+        notes.mkdir()
+        (notes / 'a.md').write_text('# kept\n\nkept words\n', encoding='utf-8')
+        self.assertEqual(run_cli('index', 'notes', '--out', 'index.json', cwd=self.tmp)
+                         .returncode, 0)
+        before = (self.tmp / 'index.json').read_bytes()
+        os.chmod(self.tmp / 'index.json', 0o666)
+        os.chmod(notes, 0)
+        self.addCleanup(os.chmod, notes, 0o755)
+        os.chmod(self.tmp, 0o777)
+        run = run_cli('index', str(notes), '--out', 'index.json', cwd=self.tmp, as_nobody=True)
+        self.assertEqual(run.returncode, 2, run.stderr)
+        self.assertEqual(run.stderr, f'notes_search.py: error: cannot list root folder '
+                                     f'{notes}: Permission denied\n')
+        self.assertEqual((self.tmp / 'index.json').read_bytes(), before)
+
     def test_skips_come_in_listing_order_and_a_rerun_rewrites_nothing(self):
         notes = self.tmp / 'notes'
         (notes / 'sub').mkdir(parents=True)

@@ -133,6 +133,34 @@ class LeftoverTests(TempDirCase):
                 self.assertEqual(os.listdir(out), ['i.json'], (tool, step))
                 self.assertEqual(result.stderr, '', (tool, step))
 
+    @unittest.skipUnless(hasattr(os, 'symlink') and os.name == 'posix', 'needs symlinks')
+    def test_a_killed_runs_leftover_beside_a_linked_index_is_removed(self):
+        make_trees(self.tmp / 'src', code_files=2, notes=2)
+        for tool in TOOLS:
+            target, links = self.tmp / tool / 'target', self.tmp / tool / 'links'
+            target.mkdir(parents=True)
+            links.mkdir()
+            self.assertEqual(run(tool, 'index', self.tmp / 'src' / tool, '--out',
+                                 target / 'i.json').returncode, 0)
+            os.symlink(target / 'i.json', links / 'link.json')
+            write(target / '.i.json.999999.deadbeef.tmp', '{"partial": ')
+            result = run(tool, 'index', self.tmp / 'src' / tool, '--out', links / 'link.json')
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertEqual(os.listdir(target), ['i.json'], tool)
+            self.assertEqual(os.listdir(links), ['link.json'], tool)
+
+    def test_an_out_that_names_a_folder_or_nothing_is_misuse(self):
+        make_trees(self.tmp / 'src', code_files=1, notes=1)
+        for tool, (path, _) in TOOLS.items():
+            for out, message in (('nodir/', 'index path names a folder, not a file: nodir/'),
+                                 ('', 'index path is empty')):
+                with self.subTest(tool=tool, out=out):
+                    result = run(tool, 'index', self.tmp / 'src' / tool, '--out', out,
+                                 cwd=self.tmp)
+                    self.assertEqual((result.returncode, result.stderr),
+                                     (2, f'{path.name}: error: {message}\n'))
+                    self.assertEqual(sorted(os.listdir(self.tmp)), ['src'])
+
 
 class PathGlobTests(TempDirCase):
     """--path means one thing in both tools, and MCP's path_prefix agrees with it."""
