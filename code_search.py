@@ -69,7 +69,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 
 TOOL = 'code_search'
 __version__ = '1.1.0'
-FORMAT_VERSION = 6          # layout of the index file (6: with the compound names' table)
+FORMAT_VERSION = 7          # layout of the index file (7: the checksum covers the root)
 PARSER_VERSION = 18         # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 2       # how text becomes terms; a change re-parses every file
 
@@ -5304,10 +5304,11 @@ def safe_relative_path(relative):
 
 
 def content_checksum(index):
-    """CRC-32 over what a search reads of the records and over the postings, so that a
-    hand-edited or damaged index is rebuilt instead of being carried forward."""
+    """CRC-32 over the root, what a search reads of the records and the postings, so that
+    a hand-edited or damaged index is rebuilt instead of being carried forward."""
     checksum = 0
     for part in itertools.chain(
+            [index['root']],
             (f'{relative}\0{record["fid"]}\0{record["count"]}\0{record["totals"]}\0'
              f'{record["rows"]}\0{record["lengths"]}'
              for relative, record in index['files'].items()),
@@ -5382,7 +5383,7 @@ def require_index_destination(out):
         raise IndexProblem('index path is empty')
     if os.path.isdir(out):
         raise IndexProblem(f'index path is a directory: {out}')
-    if out.endswith(('/', os.sep)):
+    if os.fspath(out).endswith(('/', os.sep)):
         raise IndexProblem(f'index path names a folder, not a file: {out}')
     folder = os.path.dirname(os.path.abspath(out))
     if not os.path.isdir(folder):

@@ -64,7 +64,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 
 TOOL = 'notes_search'
 __version__ = '1.1.0'
-FORMAT_VERSION = 5          # layout of the index file (5: plain JSON records per note)
+FORMAT_VERSION = 6          # layout of the index file (6: the checksum covers the root)
 PARSER_VERSION = 8          # how notes become chunks; the tutorial's parser was 1
 TOKENIZER_VERSION = 2       # how text becomes terms; a change re-parses every note
 
@@ -1309,13 +1309,15 @@ def safe_relative_path(relative):
 
 
 def content_checksum(index):
-    """CRC-32 over what a search reads of the records, the postings and the texts, so
-    that a hand-edited or damaged index is rebuilt instead of being carried forward."""
+    """CRC-32 over the root and what a search reads of the records, the postings and the
+    texts, so that a hand-edited or damaged index is rebuilt instead of being carried
+    forward."""
     checksum = 0
     for part in itertools.chain(
+            [index['root']],
             (f'{relative}\0{record["fid"]}\0{record["count"]}\0{record["words"]}\0'
              f'{record["lengths"]}\0'
-             + (record['intros'] + '\0' if 'intros' in record else '')   # older: none
+             + record.get('intros', '') + '\0'
              + '\0'.join(record['tags'])
              for relative, record in index['files'].items()),
             index['postings'], index['texts']):
@@ -1387,7 +1389,7 @@ def require_index_destination(out):
         raise IndexProblem('index path is empty')
     if os.path.isdir(out):
         raise IndexProblem(f'index path is a directory: {out}')
-    if out.endswith(('/', os.sep)):
+    if os.fspath(out).endswith(('/', os.sep)):
         raise IndexProblem(f'index path names a folder, not a file: {out}')
     folder = os.path.dirname(os.path.abspath(out))
     if not os.path.isdir(folder):

@@ -663,6 +663,7 @@ class BadIndexTests(HostileCase):
             'postings malformed': changed(set_posting('harmless', 'garbage')),
             'chunk lengths not numbers': changed(set_chunk('lengths', ['x'] * 6)),
             'renamed by hand': changed(set_chunk('symbol', 'renamed_by_hand')),
+            'root moved by hand': changed(lambda i: i.__setitem__('root', str(self.base))),
             'a path outside the root': changed(outside_the_root),
         }
 

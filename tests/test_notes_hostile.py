@@ -437,6 +437,7 @@ class CorruptIndexTests(TempDirCase):
             'postings garbage': changed(lambda d: d.update(
                 postings=['|cache=x;y|'] * ns.POSTING_BUCKETS)),
             'checksum missing': changed(lambda d: d.pop('checksum')),
+            'root moved by hand': changed(lambda d: d.update(root=str(self.tmp))),
             'bool as int': changed(lambda d: d.update(next_fid=True)),
         }
 
