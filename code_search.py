@@ -7523,6 +7523,9 @@ MCP_VERSIONS = ('2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05')   # newe
 MCP_BATCH_VERSIONS = ('2025-03-26', '2024-11-05')   # take JSON-RPC batches; no structuredContent
 MCP_DEFAULT_MAX_CHARS = 20000   # clients cap a tool result near 25,000 tokens
 MCP_GREP_RESULTS = 50           # grep_code's matches when max_results is not given
+MCP_NOTE_ROOM = 100             # of max_chars, kept for the note that says how to get the rest
+CUT_MARK = '\n... [truncated]'   # ends a code text cut to the budget
+TRUNCATED_NOTE = '\n\n[output truncated to max_chars]'
 MCP_MESSAGE_LIMIT = TRACE_LIMIT  # bytes of one message (a line): a trace and its JSON
 MCP_INSTRUCTIONS = (
     'Read a code base (Python, JavaScript, TypeScript, Java, Kotlin, Go, Rust, and other '
@@ -7652,10 +7655,18 @@ def cut_texts(entries, max_chars):
     for entry in entries:
         room = max(max_chars - used, 0)
         if len(entry['text'] or '') > room:
-            entry['text'] = entry['text'][:room] + '\n... [truncated]' if room else ''
+            entry['text'] = entry['text'][:room - len(CUT_MARK)] + CUT_MARK \
+                if room > len(CUT_MARK) else ''
             entry['truncated'] = cut = True
         used += len(entry['text'] or '')
     return cut
+
+
+def fit(text, budget, cut=False):
+    """text, or as much of it as fits in budget with TRUNCATED_NOTE saying it was cut."""
+    if not cut and len(text) <= budget:
+        return text
+    return text[:max(budget - len(TRUNCATED_NOTE), 0)] + TRUNCATED_NOTE
 
 
 def json_size(entry):
@@ -7686,23 +7697,35 @@ def cut_entries(groups, key, max_chars, size=json_size):
     return cut
 
 
-def budgeted(hits, max_chars):
-    """Hits as JSON with their text cut to a total size budget (cut_texts), those past it
+def budgeted(hits, max_chars, with_repo=False):
+    """Hits in the shapes --json prints, their code cut so that the text answer
+    (hits_as_text: headings, code and the note) stays within max_chars, and those past it
     left out; returns (results, truncated)."""
-    results = [hit_json(hit) for hit in hits]
-    truncated = cut_texts(results, max_chars)
-    kept = [entry for entry in results if entry['text'] or not entry.get('truncated')]
-    return kept, truncated
+    room, results = max_chars - len(TRUNCATED_NOTE), []
+    for entry in map(hit_json, hits):
+        room -= len(hit_heading(entry, with_repo)) + 2          # and the blank line
+        if room <= len(CUT_MARK):
+            return results, True
+        if len(entry['text'] or '') > room:
+            entry.update(text=entry['text'][:room - len(CUT_MARK)] + CUT_MARK, truncated=True)
+            return results + [entry], True
+        room -= len(entry['text'] or '')
+        results.append(entry)
+    return results, False
+
+
+def hit_heading(result, with_repo=False):
+    """A hit's lines before its code in MCP's text: where it is, then --explain's lines."""
+    return (f"[{result['id']}] {result['repo'] + ':' if with_repo else ''}{result['path']}:"
+            f"{result['start']}-{result['end']} {result['symbol']}"
+            f"{'  [stale]' if result['stale'] else ''}\n{format_explain(result.get('explain'))}")
 
 
 def hits_as_text(results, truncated, with_repo=False):
     if not results:
-        return 'no results'
-    text = '\n\n'.join(f"[{r['id']}] {r['repo'] + ':' if with_repo else ''}{r['path']}:"
-                       f"{r['start']}-{r['end']} {r['symbol']}"
-                       f"{'  [stale]' if r['stale'] else ''}\n"
-                       f"{format_explain(r.get('explain'))}{r['text']}" for r in results)
-    return text + ('\n\n[output truncated to max_chars]' if truncated else '')
+        return fit('', 0, True).strip() if truncated else 'no results'
+    text = '\n\n'.join(hit_heading(r, with_repo) + (r['text'] or '') for r in results)
+    return text + (TRUNCATED_NOTE if truncated else '')
 
 
 def mcp_call(repos, name, arguments):
@@ -7742,8 +7765,7 @@ def mcp_call(repos, name, arguments):
                   for frame in block['frames'] if frame['chunk']]
         truncated = cut_texts(chunks, budget) | (len(text) > budget) \
             | cut_entries(structured['exceptions'], 'frames', budget, frame_size)
-        return (text[:budget] + ('\n[output truncated to max_chars]' if truncated else ''),
-                dict(structured, truncated=truncated))
+        return fit(text, budget, truncated), dict(structured, truncated=truncated)
     elif name in ('grep_code', 'read_file', 'list_files'):
         return {'grep_code': mcp_grep, 'read_file': mcp_read,
                 'list_files': mcp_list}[name](repos, arguments, budget)
@@ -7752,8 +7774,7 @@ def mcp_call(repos, name, arguments):
         found = outline_repos(repos, [] if path.strip('/') in ('', '.') else [path])
         text = format_outline(found, with_repo)
         truncated = cut_entries(found['files'], 'chunks', budget) | (len(text) > budget)
-        return (text[:budget] + ('\n[output truncated to max_chars]' if truncated else ''),
-                dict(found, truncated=truncated))
+        return fit(text, budget, truncated), dict(found, truncated=truncated)
     else:
         statuses = [dict(index_status(repo.index, repo.index.get('source', '')),
                          repo=repo.label) for repo in repos]
@@ -7761,7 +7782,7 @@ def mcp_call(repos, name, arguments):
             status['skipped'] = status['skipped'][:200]
         status = statuses[0] if len(statuses) == 1 else {'repos': statuses}
         return json.dumps(status, ensure_ascii=False, indent=2), status
-    results, truncated = budgeted(hits, budget)     # in the shapes --json prints
+    results, truncated = budgeted(hits, budget, with_repo)     # in --json's shapes
     text = hits_as_text(results, truncated, with_repo)
     if name == 'locate':
         return text, {'path': arguments['path'], 'line': arguments['line'],
@@ -7792,9 +7813,9 @@ def mcp_grep(repos, arguments, budget):
     context, with_repo = arguments.get('context', 0), len(repos) > 1
     matches = result['matches']
     text = format_grep(result, lines, context, False, with_repo)
-    kept = len(matches)
-    while kept and len(text) > budget:
-        kept = min(kept - 1, kept * budget // len(text))
+    kept, room = len(matches), budget - MCP_NOTE_ROOM
+    while kept and len(text) > room:
+        kept = min(kept - 1, kept * room // len(text))
         text = format_grep(dict(result, matches=matches[:kept]), lines, context, False,
                            with_repo)
     if kept < len(matches):
@@ -7811,13 +7832,16 @@ def mcp_read(repos, arguments, budget):
     result = dict(read_lines(index_files(repo.index, repo.label), path,
                              arguments.get('start', 1), arguments.get('end')), repo=repo.label)
     lines = result['text'].split('\n') if result['total_lines'] else []
+    room, width = budget - MCP_NOTE_ROOM, len(str(result['end'])) + 4   # 'N | ', line end
     kept, used = 0, 0
     for line in lines:
-        used += len(line) + len(str(result['end'])) + 4
-        if used > budget and kept:
+        used += len(line) + width
+        if used > room:
             break
         kept += 1
     if kept < len(lines):
+        if not kept:                    # a line longer than the budget: as much as fits
+            lines[0], kept = lines[0][:room - width], 1
         end = result['start'] + kept - 1
         result = dict(result, end=end, text='\n'.join(lines[:kept]), truncated=True,
                       next_start=end + 1)
@@ -7832,9 +7856,9 @@ def mcp_list(repos, arguments, budget):
     """list_files: the entries that fit the budget."""
     listing = list_repos(repos, arguments.get('path', ''), arguments.get('depth', 1))
     text, entries = format_listing(listing), listing['entries']
-    kept = len(entries)
-    while kept and len(text) > budget:
-        kept = min(kept - 1, kept * budget // len(text))
+    kept, room = len(entries), budget - MCP_NOTE_ROOM
+    while kept and len(text) > room:
+        kept = min(kept - 1, kept * room // len(text))
         text = format_listing(dict(listing, entries=entries[:kept]))
     listing = dict(listing, entries=entries[:kept], truncated=kept < len(entries))
     if listing['truncated']:

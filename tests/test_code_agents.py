@@ -1061,12 +1061,11 @@ class McpTests(unittest.TestCase):
         entry = structured['results'][0]
         self.assertEqual((entry['symbol'], entry['start'], entry['end']), ('big_report', 1, 83))
         self.assertIs(entry.get('truncated'), True)
-        self.assertTrue(entry['text'].startswith(full[:200]), entry['text'])
-        self.assertLess(len(entry['text']), 300)
-        self.assertIn('truncated', entry['text'])
+        self.assertTrue(entry['text'].startswith(full[:100]), entry['text'])
+        self.assertTrue(entry['text'].endswith('\n... [truncated]'), entry['text'])
         text = self.text_of(result)
-        self.assertIn('truncated', text)
-        self.assertLess(len(text), 600)
+        self.assertTrue(text.endswith('[output truncated to max_chars]'), text)
+        self.assertLessEqual(len(text), 200)         # the heading and the notes included
         line = line_of(self.reports, 'report line 040')
         result = server.result('locate', {'path': 'reports.py', 'line': line,
                                           'max_chars': 200})
@@ -1079,7 +1078,7 @@ class McpTests(unittest.TestCase):
                                                      'max_chars': 200})
         self.assertIs(result['structuredContent']['truncated'], True)
         self.assertIn('truncated', self.text_of(result))
-        self.assertLess(len(self.text_of(result)), 400)
+        self.assertLessEqual(len(self.text_of(result)), 200)
         self.assertLess(len(json.dumps(result['structuredContent'])), 1500)    # not 3000+
         many = ''.join(f'  File "/x/reports.py", line {n}, in big_report\n' for n in range(1, 84))
         result = server.result('explain_traceback', {
@@ -1089,13 +1088,14 @@ class McpTests(unittest.TestCase):
         self.assertTrue(0 < len(frames) < 83, len(frames))
         texts = [frame['chunk'].pop('text') for frame in frames if frame['chunk']]
         self.assertLessEqual(len(json.dumps(frames, ensure_ascii=False)), 2000)
-        self.assertLessEqual(sum(map(len, texts)), 2000 + 20)        # '... [truncated]'
+        self.assertLessEqual(sum(map(len, texts)), 2000)
         self.assertIs(result['structuredContent']['truncated'], True)
         result = server.result('file_outline', {'path': '.', 'max_chars': 200})
         outline = result['structuredContent']
         self.assertIs(outline['truncated'], True)
         self.assertLessEqual(len(json.dumps([c for f in outline['files'] for c in f['chunks']])),
                              300)
+        self.assertLessEqual(len(self.text_of(result)), 200)
         # without a budget the whole function comes back
         result = server.result('find_symbol', {'name': 'big_report'})
         self.assertIs(result['structuredContent']['truncated'], False)

@@ -2,9 +2,11 @@
 list_files, on a small polyglot tree with a .gitignore.  Standard library only."""
 import contextlib
 import io
+import itertools
 import json
 import os
 import re
+import shutil
 import signal
 import unittest
 from unittest import mock
@@ -408,6 +410,43 @@ class McpToolTests(TempDirCase):
         every = self.call('grep_code', {'pattern': 'return'})[0]['structuredContent']
         self.assertEqual(found['matches'] + rest['matches'], every['matches'])
         self.assertNotIn('next_offset', every)
+
+    def test_every_answer_stays_within_max_chars(self):
+        source = os.path.dirname(json.__file__)            # real code: the json package
+        root = self.tmp / 'json_pkg'
+        root.mkdir()
+        for name in sorted(os.listdir(source)):
+            if name.endswith('.py'):
+                shutil.copy(os.path.join(source, name), root / name)
+        index = self.tmp / 'json_pkg.json'
+        cli('index', root, '--out', index)
+        server = McpSession(self, '--index', index)
+        server.initialize()
+        trace = ('Traceback (most recent call last):\n'
+                 + ''.join(f'  File "/x/decoder.py", line {n}, in f\n' for n in range(1, 300, 7))
+                 + 'ValueError: boom\n')
+        calls = [('search_code', {'query': 'decode a json document', 'top_k': 50}),
+                 ('search_code', {'query': 'scan string', 'top_k': 10, 'explain': True}),
+                 ('find_symbol', {'name': 'JSONDecoder.raw_decode'}),
+                 ('locate', {'path': 'decoder.py', 'line': 340}),
+                 ('explain_traceback', {'traceback': trace}),
+                 ('file_outline', {'path': '.'}),
+                 ('grep_code', {'pattern': 'def ', 'max_results': 500, 'context': 2}),
+                 ('read_file', {'path': 'encoder.py'}),
+                 ('list_files', {'path': '', 'depth': 3})]
+        for (name, arguments), budget in itertools.product(calls, (200, 1000, 3000, 20000)):
+            with self.subTest(tool=name, max_chars=budget):
+                result = server.result(name, dict(arguments, max_chars=budget))
+                self.assertFalse(result.get('isError'), result)
+                text, found = result['content'][0]['text'], result['structuredContent']
+                self.assertLessEqual(len(text), budget, text[-200:])
+                codes = [entry['text'] for entry in found.get('results', [])] + \
+                    [frame['chunk']['text'] for block in found.get('exceptions', [])
+                     for frame in block['frames'] if frame['chunk']]
+                self.assertLessEqual(sum(map(len, codes)), budget)
+                if budget == 200 and name != 'locate':
+                    self.assertTrue(found['truncated'], text)
+        self.assertEqual(server.close(), 0)
 
     def test_grep_code_globs_and_budget(self):
         found = self.call('grep_code', {'pattern': 'tax', 'path_glob': 'server,docs/*.md'}
