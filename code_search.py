@@ -6262,17 +6262,9 @@ def with_text(index, hits):
 
 
 def resolve_indexed_path(index, path):
-    """An indexed file's relative path from a relative or absolute path inside the root."""
-    root = index['root']
-    candidate = path.replace('\\', '/')
-    if os.path.isabs(path):
-        absolute = os.path.normpath(path)
-        if not inside_folder(absolute, root):
-            raise LookupError(f'path is outside the indexed root: {path}')
-        candidate = os.path.relpath(absolute, root).replace(os.sep, '/')
-    candidate = candidate[2:] if candidate.startswith('./') else candidate
-    if candidate == '..' or candidate.startswith('../') or '/../' in candidate:
-        raise LookupError(f'path is outside the indexed root: {path}')
+    """An indexed file's relative path from a relative or absolute path inside the root
+    (see parts_inside)."""
+    candidate = '/'.join(parts_inside(index['root'], path))
     if candidate not in index['files']:
         raise LookupError(f'not an indexed file: {path}')
     return candidate
@@ -6660,15 +6652,7 @@ def outline(index, paths=()):
 def resolve_indexed_folder(index, path):
     """An indexed folder's relative path (one holding indexed files) from a relative or
     absolute path inside the root; LookupError otherwise."""
-    root, candidate = index['root'], path.replace('\\', '/').rstrip('/')
-    if os.path.isabs(path):
-        absolute = os.path.normpath(path)
-        if not inside_folder(absolute, root):
-            raise LookupError(f'path is outside the indexed root: {path}')
-        candidate = os.path.relpath(absolute, root).replace(os.sep, '/')
-    candidate = candidate[2:] if candidate.startswith('./') else candidate
-    if candidate == '..' or candidate.startswith('../') or '/../' in candidate:
-        raise LookupError(f'path is outside the indexed root: {path}')
+    candidate = '/'.join(parts_inside(index['root'], path))
     if not any(relative.startswith(candidate + '/') for relative in index['order']):
         raise LookupError(f'not an indexed file or folder: {path}')
     return candidate
@@ -7086,7 +7070,7 @@ def resolve_file_set_path(files, path):
     """A file's relative path in the set, from a path relative to the root or absolute
     inside it; LookupError for anything else (outside the root, through a symbolic link
     out of it, ignored, not indexed)."""
-    parts = parts_inside(files, path)
+    parts = parts_inside(files.root, path)
     relative = '/'.join(parts)
     full = os.path.join(files.root, *parts)
     real_root = os.path.realpath(files.root)
@@ -7128,15 +7112,18 @@ def list_folder(files, path='', depth=1, everything=False):
     return {'path': prefix or './', 'entries': [entries[name] for name in sorted(entries)]}
 
 
-def parts_inside(files, path):
-    """The names of a path below the set's root, from a path relative to the root
-    (where 'sub/../x' is 'x') or absolute inside it; LookupError for one outside it."""
+def parts_inside(root, path):
+    """The names of a path below root, from a path relative to it (where 'sub/../x' is x
+    and 'a//b' is a/b) or absolute inside it, also through a link to it (/tmp is
+    /private/tmp on macOS, and the root is kept resolved); LookupError outside it."""
     candidate = path.replace('\\', '/')
     if os.path.isabs(path):
         absolute = os.path.normpath(path)
-        if not inside_folder(absolute, files.root):
+        if not inside_folder(absolute, root):
+            absolute = os.path.realpath(path)
+        if not inside_folder(absolute, root):
             raise LookupError(f'path is outside the root: {path}')
-        candidate = os.path.relpath(absolute, files.root).replace(os.sep, '/')
+        candidate = os.path.relpath(absolute, root).replace(os.sep, '/')
     return relative_parts(candidate, path)
 
 
@@ -7156,7 +7143,7 @@ def relative_parts(relative, path):
 
 def resolve_folder(files, path):
     """A folder of the set's relative path ('' for the root); LookupError otherwise."""
-    folder = '/'.join(parts_inside(files, path))
+    folder = '/'.join(parts_inside(files.root, path))
     if folder and not any(relative.startswith(folder + '/') for relative in files.files):
         raise LookupError(f'not a folder that holds indexed files: {path}')
     return folder
@@ -7297,7 +7284,7 @@ def format_frame(frame, full, with_repo=False):
         line = f":{frame['line']}" if frame['line'] else ''
         where = f"  at {frame['name'] or '<anonymous>'} ({frame['file']}{line})"
     if not frame['inside_root']:
-        return [where + '  (outside the indexed root)']
+        return [where + '  (outside the root)']
     chunk = frame['chunk']
     if chunk is not None:
         rows = marked_text(chunk, frame['line']) if full else \
@@ -7739,7 +7726,7 @@ def mcp_call(repos, name, arguments):
     if name == 'search_code':
         globs = [arguments['path_prefix']] if arguments.get('path_prefix') else []
         if '..' in re.split(r'[/,]', ''.join(globs)):
-            raise LookupError(f'path is outside the indexed root: {globs[0]}')
+            raise LookupError(f'path is outside the root: {globs[0]}')
         languages = [known_language(name) for name in split_globs([arguments.get('language', '')])]
         hits = texts_of(repos, search_repos(
             repos, arguments['query'], arguments.get('top_k', 5),
@@ -7800,7 +7787,7 @@ def mcp_grep(repos, arguments, budget):
     """grep_code: matches in the text budget, and where the next page starts."""
     globs = split_globs([arguments.get('path_glob', '')])
     if '..' in re.split(r'[/,]', ''.join(globs)):
-        raise LookupError(f"path is outside the indexed root: {arguments['path_glob']}")
+        raise LookupError(f"path is outside the root: {arguments['path_glob']}")
     sets = [index_files(repo.index, repo.label) for repo in repos]
     offset = arguments.get('offset', 0)
     query = GrepQuery(arguments['pattern'], arguments.get('fixed', False),
@@ -8768,9 +8755,10 @@ def run_symbol(args):
 
 
 def run_at(args):
-    path, _, line = args.location.rpartition(':')
-    if not path or not line.isdigit() or int(line) < 1:
+    found = re.fullmatch(r'(.+?):(\d+)(?::\d+)?', args.location, re.S)    # PATH:LINE[:COLUMN]
+    if not found or int(found[2]) < 1:
         raise IndexProblem(f'expected PATH:LINE, got {args.location!r}')
+    path, line = found[1], found[2]
     repos = open_command_repos(args)
     try:
         with damaged_repos_guard(args):

@@ -34,7 +34,7 @@ ENV = dict(os.environ, PYTHONIOENCODING='utf-8', PYTHONDONTWRITEBYTECODE='1',
 ENV.pop('PYTHONSTARTUP', None)
 CAUSE = 'The above exception was the direct cause of the following exception:'
 CONTEXT = 'During handling of the above exception, another exception occurred:'
-OUTSIDE = 'outside the indexed root'
+OUTSIDE = 'outside the root'
 SECRET = 'TOP-SECRET-OUTSIDE-7f3a'
 RESULT_KEYS = {'path', 'start', 'end', 'symbol', 'revision', 'stale', 'text'}
 

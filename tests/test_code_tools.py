@@ -266,6 +266,27 @@ class ReadTests(TempDirCase):
         self.index = self.tmp / 'index.json'
         cli('index', self.root, '--out', self.index)
 
+    @unittest.skipUnless(hasattr(os, 'symlink') and os.name == 'posix', 'needs symlinks')
+    def test_paths_through_a_linked_root_and_in_other_spellings(self):
+        os.symlink(self.root, self.tmp / 'link')                # as /tmp is on macOS
+        linked = self.tmp / 'linked.json'
+        cli('index', self.tmp / 'link', '--out', linked)
+        absolute = f"{self.tmp / 'link' / 'app' / 'billing.py'}"
+        commands = [('at', f'{absolute}:8', '--index', linked),
+                    ('read', f'{absolute}:8-8', self.tmp / 'link'),
+                    ('outline', absolute, '--index', linked)]
+        commands += [('at', f'{spelling}:8', '--index', self.index)
+                     for spelling in ('app//billing.py', 'app/../app/billing.py',
+                                      './app/billing.py', 'app/billing.py:5')]   # :COLUMN
+        for command in commands:
+            with self.subTest(command=command):
+                result = cli(*command)
+                self.assertEqual(result.returncode, 0, result.stderr)
+                self.assertIn('total_with_tax' if command[0] != 'read' else '8 |', result.stdout)
+        outside = cli('at', f"{self.tmp / 'link' / '..' / 'index.json'}:1", '--index', linked)
+        self.assertEqual(outside.returncode, 2)
+        self.assertIn('outside the root', outside.stderr)
+
     def test_lines_with_numbers(self):
         result = cli('read', 'app/billing.py:7-9', '--index', self.index)
         self.assertEqual(result.returncode, 0, result.stderr)

@@ -110,7 +110,7 @@ class RealTraceTests(TempDirCase):
         self.assertIn('javascript exception:\n  at Object.find (', text)
         self.assertRegex(text, r'\[code-\d+\] src/services/repo\.js:\d+-\d+ repo\.find\n')
         self.assertRegex(text, r'\n    >\s+8 \| ')
-        self.assertIn('(outside the indexed root)', text)
+        self.assertIn('(outside the root)', text)
         self.assertTrue(text.rstrip().endswith('TypeError: bad id -2'), text[-300:])
         self.assertLess(len(text.splitlines()), 200)
         full = cli('trace', TRACES / 'node' / 'trace_handled.txt', '--index', out, '--full')
