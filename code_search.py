@@ -6604,15 +6604,13 @@ def locate(index, path, line):
     return dict(chunk_entry(index, numbers.start + min(inside)[2]), line=line)
 
 
-def refuse_past_the_end(index, path, line):
-    """LookupError when line is past the end of an indexed file as it is now, as read
-    refuses it: what at asks when no chunk holds the line (a trace's frame is not
-    refused: its file may have changed)."""
-    relative = resolve_indexed_path(index, path)
-    language = index['files'][relative].get('language', 'python')
-    lines, _ = read_current_file(index['root'], relative, '', language)
-    if lines and line > len(lines):          # (no lines: gone, or cannot be read)
-        raise LookupError(f'{relative} has {len(lines)} lines; line {line} is past its end')
+def locate_now(index, path, line):
+    """What at answers: the chunk around path:line (None between definitions), once the
+    file as it is now is known to hold that line: one that is gone, cannot be read or
+    has fewer lines is refused as read refuses it (a trace's frame is not: its file may
+    have changed since the trace was printed)."""
+    read_lines(index_files(index), resolve_indexed_path(index, path), line, line)
+    return locate(index, path, line)
 
 
 def file_outline(index, path):
@@ -7286,6 +7284,9 @@ def format_frame(frame, full, with_repo=False):
     if not frame['inside_root']:
         return [where + '  (outside the root)']
     chunk = frame['chunk']
+    if chunk is not None and chunk['start'] + lines_now(chunk) <= frame['line'] <= chunk['end']:
+        return [where, '    ' + hit_header(chunk, with_repo),            # shrank, or gone
+                f"    the file has no line {frame['line']} now"]
     if chunk is not None:
         rows = marked_text(chunk, frame['line']) if full else \
             trace_window(chunk, frame['line'])
@@ -7299,6 +7300,11 @@ def format_frame(frame, full, with_repo=False):
     if 'source_line' in frame:
         rows.append(f"    > {frame['line']} | {frame['source_line']}")
     return rows
+
+
+def lines_now(chunk):
+    """How many of a chunk's lines its file still has (its text is read when answering)."""
+    return chunk['text'].count('\n') + 1 if chunk['text'] else 0
 
 
 def trace_window(chunk, line):
@@ -7736,9 +7742,8 @@ def mcp_call(repos, name, arguments):
         hits = texts_of(repos, symbol_in_repos(repos, arguments['name']))
     elif name == 'locate':
         repo, path = repo_path(repos, arguments['path'])
-        chunk = locate(repo.index, path, arguments['line'])
+        chunk = locate_now(repo.index, path, arguments['line'])
         if chunk is None:
-            refuse_past_the_end(repo.index, path, arguments['line'])
             raise LookupError(f"no indexed definition holds {arguments['path']}:"
                               f"{arguments['line']}")
         hits = [dict(with_text(repo.index, [chunk])[0], repo=repo.label)]
@@ -8111,10 +8116,8 @@ def api_symbol(repos, params, body):
 def api_at(repos, params, body):
     path, line = api_value(params, 'path'), api_value(params, 'line', 'number')
     repo, inside = repo_path(api_repos(repos, params), path)
-    chunk = locate(repo.index, inside, line)
-    if chunk is None:
-        refuse_past_the_end(repo.index, inside, line)
-    else:
+    chunk = locate_now(repo.index, inside, line)
+    if chunk is not None:
         chunk = dict(with_text(repo.index, [chunk])[0], repo=repo.label)
     return {'path': path, 'line': line,
             'result': dict(hit_json(chunk), line=line) if chunk else None}
@@ -8763,9 +8766,7 @@ def run_at(args):
     try:
         with damaged_repos_guard(args):
             repo, inside = repo_path(repos, path)
-            chunk = locate(repo.index, inside, int(line))
-            if chunk is None:
-                refuse_past_the_end(repo.index, inside, int(line))
+            chunk = locate_now(repo.index, inside, int(line))
     except LookupError as error:
         raise IndexProblem(str(error.args[0])) from None
     if chunk is not None:

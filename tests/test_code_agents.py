@@ -312,6 +312,34 @@ class AtCommandTests(unittest.TestCase):
         frame = json.loads(traced.stdout)['exceptions'][0]['frames'][0]
         self.assertEqual((frame['path'], frame['chunk']), ('billing/invoice.py', None))
 
+    def test_a_file_that_shrank_or_went_is_refused_and_its_frames_say_so(self):
+        with tempfile.TemporaryDirectory() as folder:
+            root, index = Path(folder) / 'proj', Path(folder) / 'index.json'
+            shutil.copytree(self.root, root)
+            build_index(root, index)
+            invoice = root / 'billing' / 'invoice.py'
+            trace = ('Traceback (most recent call last):\n'
+                     '  File "/app/billing/invoice.py", line 13, in total_with_tax\n'
+                     'TypeError: boom\n')
+            lines = invoice.read_text().splitlines(keepends=True)
+            for change, refusal in (('shrank', 'billing/invoice.py has 11 lines; line 13 is '
+                                               'past its end'),
+                                    ('went', 'cannot read billing/invoice.py: no longer there '
+                                             '(deleted or moved)')):
+                with self.subTest(change=change):
+                    if change == 'shrank':
+                        invoice.write_text(''.join(lines[:11]))
+                    else:
+                        invoice.unlink()
+                    result = run_tool('at', 'billing/invoice.py:13', '--index', index)
+                    self.assertEqual((result.returncode, result.stdout), (2, ''))
+                    self.assertTrue(result.stderr.endswith(f'error: {refusal}\n'), result.stderr)
+                    traced = run_tool('trace', '-', '--index', index, input=trace)
+                    self.assertEqual(traced.returncode, 0, traced.stderr)
+                    self.assertIn('Invoice.total_with_tax  [stale: file changed since indexing;'
+                                  ' run index again]\n    the file has no line 13 now\n',
+                                  traced.stdout)
+
     def test_module_level_code_is_a_module_chunk(self):
         result = self.at('billing/invoice.py:1', '--json')
         self.assertEqual(result.returncode, 0, result.stderr)
