@@ -6285,8 +6285,8 @@ JAVA_FRAME = re.compile(r'^\s*at (?:[\w.$-]+(?:@[\w.-]+)?/)*(?P<name>[\w$.<>-]+)
                         r'(?P<where>[^()]*)\)\s*(?:~?\[.*\])?$')
 JAVA_WHERE = re.compile(r'(?P<file>[\w$.-]+\.\w+)(?::(?P<line>\d+))?$')
 JAVA_HEADER = re.compile(r'^(?:Exception in thread "[^"]*" |(?P<cause>\s*Caused by: )|'
-                         r'(?P<suppressed>\s*Suppressed: ))?(?P<message>[\w$.]+'
-                         r'(?:Exception|Error|Throwable|Failure|Exit)\b.*)$')
+                         r'(?P<suppressed>\s*Suppressed: )|Unhandled [Ee]xception[.:] )?'  # .NET's
+                         r'(?P<message>[\w$.]+(?:Exception|Error|Throwable|Failure|Exit)\b.*)$')
 JAVA_MORE = re.compile(r'^\s*\.\.\. \d+ (?:more|common frames omitted)$')
 NODE_FRAME = re.compile(r'^\s*at (?:(?P<name>[^()]*?) \((?P<where>.+)\)|(?P<bare>\S+(?: \S+)?))'
                         r'(?: \{)?\s*$')

@@ -285,6 +285,13 @@ class TraceTrapTests(unittest.TestCase):
         self.assertEqual((first['file'], first['line']),
                          ('C:\\Work\\AoA\\test\\AoA.Gaia\\Standalone.Server\\Program.cs', 41))
         self.assertEqual(code_search.frame_function(first['name']), 'AsyncMethod')
+        for printed in ('Unhandled exception. ', 'Unhandled Exception: '):   # .NET Core, Framework
+            with self.subTest(printed=printed):
+                blocks = self.parse(f'{printed}System.InvalidOperationException: nope\n'
+                                    '   at Shop.Cart.Add(Item i) in /src/Shop/Cart.cs:line 42\n')
+                self.assertEqual([(b['language'], b['message'], b['frames'][0]['line'])
+                                  for b in blocks],
+                                 [('csharp', 'System.InvalidOperationException: nope', 42)])
 
     def test_python_inside_a_log(self):
         blocks = self.parse('''\
