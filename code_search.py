@@ -284,8 +284,9 @@ def read_small_text(path, limit=1024 * 1024):
 
 def walk_tree(root, options):
     """Yield a Listed record for every file to index under root and every path left
-    out, in sorted order.  Never follows symbolic links and opens nothing but folders
-    and ignore files here."""
+    out, in sorted order.  Never follows symbolic links and opens nothing but folders,
+    ignore files and the first bytes of .json files (an index of either tool is left out:
+    its postings would answer questions)."""
     exclude = {os.path.normcase(os.path.realpath(p)) for p in options.exclude}
     git_exclude = os.path.join(root, '.git', 'info', 'exclude')    # below every .gitignore
     read_exclude = not options.no_ignore and inside_folder(os.path.realpath(git_exclude),
@@ -352,9 +353,28 @@ def walk_tree(root, options):
             if not regular:
                 yield Listed(relative, reason='skipped: not a regular file')
                 continue
+            if entry.name.endswith('.json') and is_index_file(entry.path):
+                yield Listed(relative, reason='an index of code_search or notes_search',
+                             quiet=True)
+                continue
             yield Listed(relative, entry.path) if named else \
                 Listed(relative, reason=NOT_UTF8_REASON)
         pending.extend(reversed(subfolders))
+
+
+def is_index_file(path):
+    """Whether a file begins as the indexes of code_search and notes_search do."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0)
+                     | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_BINARY', 0))
+    except OSError:
+        return False                    # then reading it says why
+    try:
+        return os.read(fd, 32).startswith((b'{"tool":"code_search"', b'{"tool":"notes_search"'))
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def utf8_name(name):

@@ -63,6 +63,21 @@ class CollisionTests(TempDirCase):
         notes = run('notes', 'search', '캐시', '--tag', 'rag', cwd=self.tmp)
         self.assertTrue(notes.stdout.startswith('[cache.md:L5] 캐시 무효화 (L5–L6)'))
 
+    def test_indexes_inside_the_root_are_not_indexed_as_code(self):
+        shutil.copytree(ROOT / 'demo', self.tmp / 'both')
+        shutil.copytree(ROOT / 'notes', self.tmp / 'both', dirs_exist_ok=True)
+        for tool in ('notes', 'code', 'code'):         # the second code run sees the first's
+            self.assertEqual(run(tool, 'index', '.', cwd=self.tmp / 'both').returncode, 0)
+        shutil.copy(self.tmp / 'both' / 'code_index.json', self.tmp / 'both' / 'old.json')
+        self.assertEqual(run('code', 'index', '.', cwd=self.tmp / 'both').returncode, 0)
+        listing = run('code', 'ls', '--all', cwd=self.tmp / 'both').stdout
+        for name in ('index.json', 'old.json'):
+            self.assertRegex(listing, rf'(?m)^{name} +\[an index of code_search or '
+                                      r'notes_search\]$')
+        found = json.loads(run('code', 'search', 'total with tax', '--json', '--top-k', '20',
+                               cwd=self.tmp / 'both').stdout)['results']
+        self.assertEqual({hit['path'] for hit in found}, {'shop.py'})
+
     def test_neither_tool_overwrites_the_others_index(self):
         make_trees(self.tmp)
         self.assertEqual(run('code', 'index', 'code', '--out', 'c.json', cwd=self.tmp).returncode, 0)
