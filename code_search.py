@@ -5405,7 +5405,7 @@ def require_index_destination(out):
         raise IndexProblem(f'index path is a directory: {out}')
     if os.fspath(out).endswith(('/', os.sep)):
         raise IndexProblem(f'index path names a folder, not a file: {out}')
-    folder = os.path.dirname(os.path.abspath(out))
+    folder = os.path.dirname(os.path.realpath(out))        # through a link: its target's
     if not os.path.isdir(folder):
         raise IndexProblem(f'folder of the index does not exist: {folder}')
 
@@ -8465,7 +8465,7 @@ def build_parser():
     ls = command('ls', 'list the indexed folders and files')
     ls.add_argument('path', nargs='?', default='', help='a folder (default: the root)')
     ls.add_argument('--depth', type=positive_int, default=1, metavar='N',
-                    help='levels to list (default: 1)')
+                    help='levels to list')
     ls.add_argument('--all', action='store_true',
                     help='also files and folders left out, with the reason')
     for sub in (grep, read, ls):
@@ -8838,13 +8838,17 @@ def read_trace(name):
 def interrupts_end_the_run():
     """While the block runs, Ctrl-C and SIGTERM end the program at once with one line
     and exit status 130 or 143.  Nothing needs undoing: an index is written and replaced
-    with these signals held, the lock ends with the process, and worker processes end
-    with their parent."""
+    with these signals held, the lock ends with the process, and worker processes are
+    killed with it (left alone they would take a moment to notice)."""
     def end(signum, frame):
-        with contextlib.suppress(OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError, IndexProblem):
             sys.stderr.flush()
             erase = '\r\033[K' if sys.stderr.isatty() else ''
             os.write(2, f'{erase}{program_name()}: interrupted\n'.encode())
+        processes = sys.modules.get('multiprocessing')      # imported once workers ran
+        for worker in processes.active_children() if processes else ():
+            with contextlib.suppress(OSError, ValueError):
+                worker.kill()
         os._exit(128 + signum)
 
     try:

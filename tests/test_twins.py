@@ -494,7 +494,7 @@ class SignalTests(TempDirCase):
             self.assertLessEqual(len(lines), 1, where)
             if lines:   # none when the signal came as the program ended
                 self.assertEqual(lines, [f'{TOOLS[tool][0].name}: interrupted'], where)
-            deadline = time.monotonic() + 3
+            deadline = time.monotonic() + 0.5      # killed with the tool, not left to notice
             while self.group_alive(process.pid) and time.monotonic() < deadline:
                 time.sleep(0.05)
             self.assertEqual(self.group_alive(process.pid), [], where)
