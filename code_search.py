@@ -353,28 +353,29 @@ def walk_tree(root, options):
             if not regular:
                 yield Listed(relative, reason='skipped: not a regular file')
                 continue
-            if entry.name.endswith('.json') and is_index_file(entry.path):
-                yield Listed(relative, reason='an index of code_search or notes_search',
-                             quiet=True)
+            owner = entry.name.endswith('.json') and index_file_owner(entry.path)
+            if owner:
+                yield Listed(relative, reason=f'a {owner} index file', quiet=True)
                 continue
             yield Listed(relative, entry.path) if named else \
                 Listed(relative, reason=NOT_UTF8_REASON)
         pending.extend(reversed(subfolders))
 
 
-def is_index_file(path):
-    """Whether a file begins as the indexes of code_search and notes_search do."""
+def index_file_owner(path):
+    """'code_search' or 'notes_search' for a file that begins as their indexes do, else ''."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0)
                      | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_BINARY', 0))
     except OSError:
-        return False                    # then reading it says why
+        return ''                       # then reading it says why
     try:
-        return os.read(fd, 32).startswith((b'{"tool":"code_search"', b'{"tool":"notes_search"'))
+        owner = index_owner(os.read(fd, 256))
     except OSError:
-        return False
+        owner = ''
     finally:
         os.close(fd)
+    return owner if owner in ('code_search', 'notes_search') else ''
 
 
 def utf8_name(name):
@@ -7104,7 +7105,7 @@ def list_folder(files, path='', depth=1, everything=False):
     """{'path', 'entries': [{'path', 'type', 'language', 'files', 'chunks'}]} of the
     folders and files under a folder of the set, depth levels down; with everything,
     also the files and folders left out, each with its 'reason'."""
-    folder = resolve_folder(files, path)
+    folder = resolve_folder(files, path, everything)
     prefix = folder + '/' if folder else ''
     entries = {}
     for relative, record in files.files.items():
@@ -7124,9 +7125,11 @@ def list_folder(files, path='', depth=1, everything=False):
                 entry['chunks'] += record.get('count', 0)
     if everything:
         for left_out in left_out_under(files, folder):
-            name = left_out['path'].rstrip('/')
-            if name[len(prefix):].count('/') < depth and name not in entries:
-                entries[name] = left_out
+            parts = left_out['path'].rstrip('/')[len(prefix):].split('/')
+            if len(parts) > depth:          # deeper: its folder at the last level listed
+                left_out = {'path': prefix + '/'.join(parts[:depth]) + '/', 'type': 'folder',
+                            'reason': 'holds files left out (list it with --all)'}
+            entries.setdefault(left_out['path'].rstrip('/'), left_out)
     return {'path': prefix or './', 'entries': [entries[name] for name in sorted(entries)]}
 
 
@@ -7159,10 +7162,12 @@ def relative_parts(relative, path):
     return parts
 
 
-def resolve_folder(files, path):
-    """A folder of the set's relative path ('' for the root); LookupError otherwise."""
+def resolve_folder(files, path, everything=False):
+    """A folder of the set's relative path ('' for the root): one that holds indexed
+    files, or with everything any folder under the root; LookupError otherwise."""
     folder = '/'.join(parts_inside(files.root, path))
-    if folder and not any(relative.startswith(folder + '/') for relative in files.files):
+    if folder and not any(relative.startswith(folder + '/') for relative in files.files) \
+            and not (everything and os.path.isdir(os.path.join(files.root, folder))):
         raise LookupError(f'not a folder that holds indexed files: {path}')
     return folder
 

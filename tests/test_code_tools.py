@@ -383,6 +383,18 @@ class LsTests(TempDirCase):
         self.assertIn('gitignore', reasons['build/'])
         self.assertIn('binary', reasons['data.bin.txt'])
 
+    def test_everything_shows_new_folders_and_lists_them(self):
+        write(self.root / 'newdir' / 'a.py', 'def added():\n    pass\n')
+        write(self.root / 'newdir' / 'deeper' / 'b.py', 'def deeper():\n    pass\n')
+        every = json.loads(cli('ls', '--all', '--index', self.index, '--json').stdout)
+        self.assertIn({'path': 'newdir/', 'type': 'folder',
+                       'reason': 'holds files left out (list it with --all)'}, every['entries'])
+        inside = cli('ls', 'newdir', '--all', '--index', self.index)
+        self.assertEqual(inside.returncode, 0, inside.stderr)
+        self.assertRegex(inside.stdout, r'(?m)^newdir/a\.py +\[not in the index \(new since')
+        self.assertRegex(inside.stdout, r'(?m)^newdir/deeper/ +\[holds files left out')
+        self.assertEqual(cli('ls', 'newdir', '--index', self.index).returncode, 2)
+
     def test_refusals(self):
         for path in ('../', 'nothing-here', '/etc'):
             with self.subTest(path=path):

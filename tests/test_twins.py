@@ -71,9 +71,8 @@ class CollisionTests(TempDirCase):
         shutil.copy(self.tmp / 'both' / 'code_index.json', self.tmp / 'both' / 'old.json')
         self.assertEqual(run('code', 'index', '.', cwd=self.tmp / 'both').returncode, 0)
         listing = run('code', 'ls', '--all', cwd=self.tmp / 'both').stdout
-        for name in ('index.json', 'old.json'):
-            self.assertRegex(listing, rf'(?m)^{name} +\[an index of code_search or '
-                                      r'notes_search\]$')
+        for name, owner in (('index.json', 'notes_search'), ('old.json', 'code_search')):
+            self.assertRegex(listing, rf'(?m)^{name} +\[a {owner} index file\]$')
         found = json.loads(run('code', 'search', 'total with tax', '--json', '--top-k', '20',
                                cwd=self.tmp / 'both').stdout)['results']
         self.assertEqual({hit['path'] for hit in found}, {'shop.py'})
