@@ -6075,14 +6075,17 @@ def repo_status(repo):
     """A listed repository's row: name, root, index, files, chunks, indexed_at and
     state: fresh, stale (files changed, added or removed since), not indexed or no root."""
     row = dict(repo, files=0, chunks=0, indexed_at='', state='fresh')
-    if not os.path.isdir(repo['root']):
-        return dict(row, state='no root')
     try:
         index = load_index(repo['index'], deep=False)
     except IndexProblem:
+        index = None
+    if index is not None:                       # what it holds, even when its root went
+        row.update(files=len(index['files']), chunks=index['chunk_count'],
+                   indexed_at=index.get('indexed_at', ''))
+    if not os.path.isdir(repo['root']):
+        return dict(row, state='no root')
+    if index is None:
         return dict(row, state='not indexed')
-    row.update(files=len(index['files']), chunks=index['chunk_count'],
-               indexed_at=index.get('indexed_at', ''))
     found, _ = list_tree(repo['root'], walked_with(index, exclude=(repo['index'],)))
     skipped = {entry.get('path') for entry in index['skipped'] if isinstance(entry, dict)}
     if set(found) - skipped != set(index['files']):

@@ -192,6 +192,10 @@ class ReposListTests(ReposCase):
         self.assertEqual(self.states(listing), [('api', 'fresh'), ('gone', 'no root')])
         write(self.api / 'new.py', 'def added():\n    pass\n')
         self.assertEqual(self.states(listing)[0], ('api', 'stale'))
+        os.rename(self.api, self.tmp / 'moved')       # what the index holds is still said
+        rows = json.loads(cli('repos', listing, '--json').stdout)['repos']
+        self.assertEqual([(row['state'], row['files'] > 0, bool(row['indexed_at']))
+                          for row in rows], [('no root', True, True), ('no root', False, False)])
 
     def test_an_index_is_judged_and_updated_with_the_choices_that_made_it(self):
         write(self.api / '.hidden' / 'secret_helper.py', 'def secret_helper():\n    pass\n')
