@@ -64,8 +64,8 @@ except ImportError:      # Windows: fall back to an exclusive lock file
     fcntl = None
 
 # --- Settings: weights, limits and versions -------------------------------------------
-# Change a weight here and the next search uses it; no re-index needed.  The limits,
-# error classes and IndexOptions below are notes_search's too, with the same names.
+# Change a weight here and the next search uses it; no re-index needed.  The limits and
+# error classes below that notes_search also has carry the same names there.
 
 TOOL = 'code_search'
 __version__ = '1.1.0'
@@ -148,6 +148,7 @@ SERVE_CLIENT_TIMEOUT = 10   # seconds a client may take to send its request
 API_QUERY_LIMIT = 4096      # characters of a request's query string
 API_FIELDS_LIMIT = 64       # parameters of one request
 API_BODY_LIMIT = 1 << 20    # bytes of a POST body (a stack trace)
+API_TOP_K, API_TOP_K_LIMIT = 10, 100   # /api/search's results: by default, at most
 TRACE_LIMIT = 64 << 20      # bytes of a trace or log `trace` reads
 API_GREP_RESULTS = 200      # /api/grep's matches when max_results is not given
 GREP_SECONDS = 10           # grep stops a pattern that searches one file this long
@@ -4605,8 +4606,9 @@ def with_compounds(terms, tables):
 #   {"tool", "format_version", "parser_version", "tokenizer_version", "root",
 #    "indexed_at", "scan_started_ns", "next_fid", "chunk_count", "field_totals",
 #    "skipped": [{"path", "line", "reason"}],
-#    "files": {path: {"fid", "sha256", "size", "mtime_ns", "language", "note", "count",
-#                     "totals", "rows", "lengths"}},
+#    "walked_with": {the walk's choices: hidden, no_ignore, max_file_size},
+#    "files": {path: {"fid", "sha256", "size", "mtime_ns", "ctime_ns", "language", "note",
+#                     "count", "totals", "rows", "lengths"}},
 #    "postings": [POSTING_BUCKETS strings], "compounds": {part: "compound ..."},
 #    "compounds_mined_with": [the limits mine_compounds used], "checksum"}
 # "language" is the file's (python, java, ..., markdown, text), "note" why its
@@ -5521,6 +5523,9 @@ def open_index_file(path):
     """An index file opened for searching, its counts and checksum checked (index_problem):
     a damaged or hand-edited index is one error line, not wrong answers."""
     index = load_index(path)
+    if index['tokenizer_version'] != TOKENIZER_VERSION:
+        raise IndexProblem(f'{path} was made by another version of {TOOL}; rebuild it '
+                           f'with: {program_name()} index FOLDER --out {path}')
     with damaged_index_guard(path):
         return open_search_index(index)
 
@@ -5550,7 +5555,8 @@ def file_lengths(index, relative):
 
 
 def chunk_entry(index, number):
-    """Chunk number n as the tutorial's dict (with text when the index is in memory)."""
+    """A chunk, by its number, as the tutorial's dict (with text when the index is in
+    memory)."""
     if index['chunks'] is not None:
         return dict(index['chunks'][number])
     place = bisect.bisect_right(index['starts'], number) - 1
@@ -5738,9 +5744,9 @@ def dotted_names(relative, symbol):
 
 def rerank_by_name(index, question, scores, top_k, file_factors):
     """The top_k (chunk number, hit, its factors) after the exact-name, private-name,
-    exported, module-code, method, type and phrase weights have been applied to the
-    leading candidates; a hit's factors are these and those of its file (file_factors,
-    already in scores).
+    exported, module-code, method, type, repeated-name and phrase weights have been
+    applied to the leading candidates; a hit's factors are these and those of its file
+    (file_factors, already in scores).
 
     Only the best RERANK_DEPTH candidates are looked at, so a search decodes the chunk
     names of a few files, not of every file a common word touches; only the best
@@ -5925,6 +5931,11 @@ class Repo(NamedTuple):
     index: dict
 
 
+def root_label(root):
+    """The label an index gets from its root folder's name ('root' for the top folder)."""
+    return os.path.basename(str(root).rstrip('/\\')) or 'root'
+
+
 def parse_index_spec(spec):
     """(label or '', path) of an --index value: 'api=path/to/index.json' or a path."""
     label, equals, path = spec.partition('=')
@@ -5943,7 +5954,7 @@ def open_repos(specs, load=None):
         if real in seen:
             raise IndexProblem(f'index given twice: {path}')
         index = (load or open_index_file)(path)
-        label = label or os.path.basename(index['root'].rstrip('/\\')) or 'root'
+        label = label or root_label(index['root'])
         if label in {repo.label for repo in repos}:
             raise IndexProblem(f'two indexes are labelled {label!r}: give one a label '
                                f'(--index NAME={path})')
@@ -6130,7 +6141,7 @@ def list_repos(repos, path='', depth=1, everything=False):
                 repo=repo.label)
 
 
-# --- Paths: --path globs, the same in both tools ---------------------------------------
+# --- Paths: --path globs (as in notes_search) and the --lang filter -------------------
 
 def glob_pattern(glob):
     """A glob over '/'-separated relative paths as a regular expression: ** spans
@@ -6864,8 +6875,7 @@ def root_files(root, options=IndexOptions()):
                 skipped.append(skip_record(relative, too_large(size, options.max_file_size)))
                 continue
         files[relative] = {'language': language_of(relative) or 'text'}
-    return FileSet(str(root), files, None, tuple(skipped),
-                   os.path.basename(str(root).rstrip('/\\')))
+    return FileSet(str(root), files, None, tuple(skipped), root_label(root))
 
 
 def file_lines(files, relative):
@@ -7543,6 +7553,7 @@ def printable_output():
 MCP_VERSIONS = ('2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05')   # newest first
 MCP_BATCH_VERSIONS = ('2025-03-26', '2024-11-05')   # take JSON-RPC batches; no structuredContent
 MCP_DEFAULT_MAX_CHARS = 20000   # clients cap a tool result near 25,000 tokens
+MCP_TOP_K, MCP_TOP_K_LIMIT = 5, 50   # search_code's results: by default, at most
 MCP_GREP_RESULTS = 50           # grep_code's matches when max_results is not given
 MCP_NOTE_ROOM = 100             # of max_chars, kept for the note that says how to get the rest
 CUT_MARK = '\n... [truncated]'   # ends a code text cut to the budget
@@ -7577,7 +7588,7 @@ MCP_TOOLS = {
     'search_code': ('Rank definitions, module code and text windows for a question.', {
         'query': {'type': 'string', 'minLength': 1, 'maxLength': QUESTION_LIMIT,
                   'description': 'question or identifier'},
-        'top_k': integer_schema('how many results (default 5)', 1, 50),
+        'top_k': integer_schema(f'how many results (default {MCP_TOP_K})', 1, MCP_TOP_K_LIMIT),
         'path_prefix': {'type': 'string', 'description': 'only files under this folder or '
                         'matching this glob, as --path takes it; comma-separated globs'},
         'language': {'type': 'string', 'description': 'only files in this language '
@@ -7763,7 +7774,7 @@ def mcp_call(repos, name, arguments):
             raise LookupError(f'path is outside the root: {globs[0]}')
         languages = [known_language(name) for name in split_globs([arguments.get('language', '')])]
         hits = texts_of(repos, search_repos(
-            repos, arguments['query'], arguments.get('top_k', 5),
+            repos, arguments['query'], arguments.get('top_k', MCP_TOP_K),
             lambda repo: file_filter(repo.index['files'], globs, languages),
             bool(arguments.get('explain'))))
     elif name == 'find_symbol':
@@ -8127,8 +8138,9 @@ def api_search(repos, params, body):
     question = api_value(params, 'q')
     globs = params.get('path', [])
     languages = [known_language(name) for name in params.get('lang', []) if name]
+    top_k = api_value(params, 'top_k', 'number', API_TOP_K, 1, API_TOP_K_LIMIT)
     hits = texts_of(repos, search_repos(
-        repos, question, api_value(params, 'top_k', 'number', 10, 1, 100),
+        repos, question, top_k,
         lambda repo: file_filter(repo.index['files'], globs, languages),
         api_value(params, 'explain', 'flag', False)))
     return {'query': question, 'results': [hit_json(hit) for hit in hits]}
@@ -8342,10 +8354,10 @@ class ArgumentParser(argparse.ArgumentParser):
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Help that shows every option's default, except for flags and empty lists."""
+    """Help that shows every option's default, except for flags and empty ones."""
 
     def _get_help_string(self, action):
-        if action.default in (None, False, [], argparse.SUPPRESS):
+        if action.default in (None, False, [], '', argparse.SUPPRESS):
             return action.help
         return super()._get_help_string(action)
 
@@ -8761,7 +8773,7 @@ def run_one_shot(args):
     chunks, skipped = scan_tree(root)
     report_skipped(skipped)
     hits = search_index(make_search_index(chunks, str(root)), args.question, args.top_k)
-    label = os.path.basename(root.rstrip('/\\')) or 'root'     # as an index of root has
+    label = root_label(root)                          # as an index of root has
     for hit in hits:
         hit.update(repo=label, stale=False)
     print_hits(args.question, hits, args.json)
@@ -8907,7 +8919,7 @@ def run_mcp(args):
         chunks, skipped = scan_tree(root)
         index = make_search_index(chunks, root, skipped)
         index['source'] = f'(in memory: {root})'
-        repos = [Repo(os.path.basename(root.rstrip('/\\')) or 'root', index)]
+        repos = [Repo(root_label(root), index)]
         load = lambda: repos                           # noqa: E731
     else:
         warn_unindexed(args)

@@ -59,8 +59,8 @@ except ImportError:      # Windows: fall back to an exclusive lock file
     fcntl = None
 
 # --- Settings: weights, limits and versions -------------------------------------------
-# Change a weight here and the next search uses it; no re-index needed.  The limits,
-# error classes and IndexOptions below are code_search's too, with the same names.
+# Change a weight here and the next search uses it; no re-index needed.  The limits and
+# error classes below that code_search also has carry the same names there.
 
 TOOL = 'notes_search'
 __version__ = '1.1.0'
@@ -97,6 +97,7 @@ SERVE_CLIENT_TIMEOUT = 10   # seconds a client may take to send its request
 API_QUERY_LIMIT = 4096      # characters of a request's query string
 API_FIELDS_LIMIT = 64       # parameters of one request
 API_BODY_LIMIT = 1 << 20    # bytes of a POST body
+API_TOP_K, API_TOP_K_LIMIT = 10, 100   # /api/search's results: by default, at most
 
 SKIP_DIRS = {'.git', '.hg', '.svn', '__pycache__', 'node_modules', '.tox',
              '.mypy_cache', '.pytest_cache'}
@@ -662,8 +663,8 @@ def query_terms(question):
 #   {"tool", "format_version", "parser_version", "tokenizer_version", "root",
 #    "indexed_at", "scan_started_ns", "next_fid", "chunk_count", "word_count",
 #    "skipped": [{"path", "line", "reason"}],
-#    "files": {path: {"fid", "sha256", "size", "mtime_ns", "tags", "count", "words",
-#                     "lengths", "intros"}},
+#    "files": {path: {"fid", "sha256", "size", "mtime_ns", "ctime_ns", "tags", "count",
+#                     "words", "lengths", "intros"}},
 #    "postings": [POSTING_BUCKETS strings], "texts": [TEXT_BUCKETS strings], "checksum"}
 # A note's chunks are its paragraphs in order; "lengths" holds the word count of each,
 # space-separated, and "words" their sum; "intros" the chunks that introduce the next
@@ -2038,10 +2039,10 @@ def api_answer(load, method, target, body):
 
 def api_search(search_index, params, body):
     question = api_value(params, 'q')
+    top_k = api_value(params, 'top_k', 'number', API_TOP_K, 1, API_TOP_K_LIMIT)
     hits = mark_stale(search_index, rank(search_index, question,
                                          [tag for tag in params.get('tag', []) if tag],
-                                         params.get('path', []),
-                                         api_value(params, 'top_k', 'number', 10, 1, 100),
+                                         params.get('path', []), top_k,
                                          api_value(params, 'explain', 'flag', False)))
     return hits_json(question, hits)
 
@@ -2241,10 +2242,10 @@ class ArgumentParser(argparse.ArgumentParser):
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Help that shows every option's default, except for flags and empty lists."""
+    """Help that shows every option's default, except for flags and empty ones."""
 
     def _get_help_string(self, action):
-        if action.default in (None, False, [], argparse.SUPPRESS):
+        if action.default in (None, False, [], '', argparse.SUPPRESS):
             return action.help
         return super()._get_help_string(action)
 
@@ -2300,7 +2301,7 @@ def build_parser():
     query.add_argument('--top-k', type=positive_int, default=DEFAULT_TOP_K, metavar='N',
                        help='number of results')
     query.add_argument('--explain', action='store_true',
-                       help='show what each question word and field gave each hit')
+                       help='show what each question word gave each hit, heading and body')
     tags = command('tags', 'list tags with their note counts')
     for sub in (query, tags):
         sub.add_argument('--index', default=DEFAULT_INDEX, metavar='FILE', help='index file')

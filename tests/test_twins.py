@@ -77,6 +77,18 @@ class CollisionTests(TempDirCase):
                                cwd=self.tmp / 'both').stdout)['results']
         self.assertEqual({hit['path'] for hit in found}, {'shop.py'})
 
+    def test_an_index_of_another_tokenizer_is_refused_not_misread(self):
+        make_trees(self.tmp, code_files=1, notes=1)
+        for tool, (path, _) in TOOLS.items():
+            index = self.tmp / f'{tool}.json'
+            self.assertEqual(run(tool, 'index', self.tmp / tool, '--out', index).returncode, 0)
+            document = json.loads(index.read_text(encoding='utf-8'))
+            document['tokenizer_version'] -= 1                # as an older release wrote it
+            index.write_text(json.dumps(document), encoding='utf-8')
+            result = run(tool, 'search', 'word0', '--index', index)
+            self.assertEqual((result.returncode, result.stdout), (2, ''))
+            self.assertIn('was made by another version of', result.stderr)
+
     def test_neither_tool_overwrites_the_others_index(self):
         make_trees(self.tmp)
         self.assertEqual(run('code', 'index', 'code', '--out', 'c.json', cwd=self.tmp).returncode, 0)
