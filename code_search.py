@@ -3,6 +3,7 @@
 
     code_search.py ROOT QUESTION [--top-k 2] [--json]      one shot: nothing written
     code_search.py index ROOT [--out code_index.json]      write or update the index
+                         [--hidden] [--no-ignore] [--max-file-size BYTES] [--jobs N] [--dry-run]
     code_search.py search QUESTION [--index code_index.json] [--top-k 2] [--path GLOB]...
                           [--lang LANG]... [--explain] [--json]
     code_search.py symbol NAME | at PATH:LINE | trace [FILE|-] | outline PATH
@@ -10,6 +11,9 @@
     code_search.py repos FILE [--update]                   several repositories at once
     code_search.py serve [--port 8765]                     a local page and JSON API
     code_search.py mcp [--index FILE | ROOT]               MCP server on stdin/stdout
+
+Every command that reads an index takes --index [NAME=]FILE (repeatable: one search over
+several) or --repos FILE, and --json; serve also --host.
 
 code_search.py reads Python with the standard library's ast, and JavaScript,
 TypeScript, Java, Kotlin, Go and Rust with small lexers of its own (it never imports or

@@ -2,6 +2,7 @@
 """Search a folder of Markdown notes by paragraph; the index follows edits and deletions.
 
     notes_search.py index FOLDER [--out index.json] [--hidden] [--max-file-size BYTES]
+                          [--jobs N]
     notes_search.py search QUESTION [--index index.json] [--tag TAG]... [--path GLOB]...
                            [--top-k 3] [--explain] [--json]
     notes_search.py tags [--index index.json] [--json]
@@ -12,7 +13,9 @@ A note is cut into chunks at blank lines and headings (ATX `#` and setext; never
 matter, a `tags:` line before the body and inline #tags.  Ranking is BM25 over words
 and Hangul syllable bigrams (trailing particles stripped), heading words counting
 HEADING_WEIGHT times in every chunk under the heading (its subsections' too), plus a
-share of the whole note's BM25.
+share of the whole note's BM25.  A paragraph that introduces a code block or list (it
+ends with ':') is shown and scored with it, and at most MAX_HITS_PER_NOTE hits come
+from one note.
 
 `index` re-reads only notes whose size, mtime or SHA-256 changed and drops deleted
 ones.  It follows no symbolic links, reads regular files only, skips dot-names
