@@ -7698,9 +7698,9 @@ def cut_texts(entries, max_chars):
     return cut
 
 
-def fit(text, budget, cut=False):
+def fit(text, budget):
     """text, or as much of it as fits in budget with TRUNCATED_NOTE saying it was cut."""
-    if not cut and len(text) <= budget:
+    if len(text) <= budget:
         return text
     return text[:max(budget - len(TRUNCATED_NOTE), 0)] + TRUNCATED_NOTE
 
@@ -7734,20 +7734,27 @@ def cut_entries(groups, key, max_chars, size=json_size):
 
 
 def budgeted(hits, max_chars, with_repo=False):
-    """Hits in the shapes --json prints, their code cut so that the text answer
-    (hits_as_text: headings, code and the note) stays within max_chars, and those past it
-    left out; returns (results, truncated)."""
-    room, results = max_chars - len(TRUNCATED_NOTE), []
-    for entry in map(hit_json, hits):
+    """Hits in the shapes --json prints, for a text answer (hits_as_text) of at most
+    max_chars: all of them when they fit; else those that fit with TRUNCATED_NOTE, the
+    last one's code cut (and the first one's --explain lines left out when its heading
+    would not fit with them).  Returns (results, truncated)."""
+    results = [hit_json(hit) for hit in hits]
+    if len(hits_as_text(results, False, with_repo)) <= max_chars:
+        return results, False
+    room, kept = max_chars - len(TRUNCATED_NOTE), []
+    for entry in results:
+        if not kept and len(hit_heading(entry, with_repo)) + 2 > room:
+            entry.pop('explain', None)
         room -= len(hit_heading(entry, with_repo)) + 2          # and the blank line
         if room <= len(CUT_MARK):
-            return results, True
+            break
         if len(entry['text'] or '') > room:
             entry.update(text=entry['text'][:room - len(CUT_MARK)] + CUT_MARK, truncated=True)
-            return results + [entry], True
+            kept.append(entry)
+            break
         room -= len(entry['text'] or '')
-        results.append(entry)
-    return results, False
+        kept.append(entry)
+    return kept, True
 
 
 def hit_heading(result, with_repo=False):
@@ -7759,7 +7766,7 @@ def hit_heading(result, with_repo=False):
 
 def hits_as_text(results, truncated, with_repo=False):
     if not results:
-        return fit('', 0, True).strip() if truncated else 'no results'
+        return TRUNCATED_NOTE.strip() if truncated else 'no results'
     text = '\n\n'.join(hit_heading(r, with_repo) + (r['text'] or '') for r in results)
     return text + (TRUNCATED_NOTE if truncated else '')
 
@@ -7800,7 +7807,7 @@ def mcp_call(repos, name, arguments):
                   for frame in block['frames'] if frame['chunk']]
         truncated = cut_texts(chunks, budget) | (len(text) > budget) \
             | cut_entries(structured['exceptions'], 'frames', budget, frame_size)
-        return fit(text, budget, truncated), dict(structured, truncated=truncated)
+        return fit(text, budget), dict(structured, truncated=truncated)
     elif name in ('grep_code', 'read_file', 'list_files'):
         return {'grep_code': mcp_grep, 'read_file': mcp_read,
                 'list_files': mcp_list}[name](repos, arguments, budget)
@@ -7809,7 +7816,7 @@ def mcp_call(repos, name, arguments):
         found = outline_repos(repos, [] if path.strip('/') in ('', '.') else [path])
         text = format_outline(found, with_repo)
         truncated = cut_entries(found['files'], 'chunks', budget) | (len(text) > budget)
-        return fit(text, budget, truncated), dict(found, truncated=truncated)
+        return fit(text, budget), dict(found, truncated=truncated)
     else:
         statuses = [dict(index_status(repo.index, repo.index.get('source', '')),
                          repo=repo.label) for repo in repos]
@@ -7848,13 +7855,19 @@ def mcp_grep(repos, arguments, budget):
     context, with_repo = arguments.get('context', 0), len(repos) > 1
     matches = result['matches']
     text = format_grep(result, lines, context, False, with_repo)
-    kept, room = len(matches), budget - MCP_NOTE_ROOM
-    while kept and len(text) > room:
-        kept = min(kept - 1, kept * room // len(text))
-        text = format_grep(dict(result, matches=matches[:kept]), lines, context, False,
-                           with_repo)
-    if kept < len(matches):
-        result = dict(result, matches=matches[:kept], truncated=True, next_offset=offset + kept)
+    if len(text) > budget or 'next_offset' in result:         # a note follows: room for it
+        room, kept = budget - MCP_NOTE_ROOM, len(matches)
+        while kept > 1 and len(text) > room:
+            kept = max(min(kept - 1, kept * room // len(text)), 1)
+            text = format_grep(dict(result, matches=matches[:kept]), lines, context, False,
+                               with_repo)
+        shown = matches[:kept]
+        if len(text) > room:                    # one match longer than the budget: its start
+            text = text[:room]
+            shown = [dict(matches[0], text=matches[0]['text'][:room], truncated=True)]
+        result = dict(result, matches=shown)
+        if kept < len(matches):
+            result.update(truncated=True, next_offset=offset + kept)
     if 'next_offset' in result:
         text += (f"\n[cut after {len(result['matches'])} matches: call grep_code again with "
                  f"offset={result['next_offset']} for the rest]")
@@ -7867,7 +7880,9 @@ def mcp_read(repos, arguments, budget):
     result = dict(read_lines(index_files(repo.index, repo.label), path,
                              arguments.get('start', 1), arguments.get('end')), repo=repo.label)
     lines = result['text'].split('\n') if result['total_lines'] else []
-    room, width = budget - MCP_NOTE_ROOM, len(str(result['end'])) + 4   # 'N | ', line end
+    width = len(str(result['end'])) + 4                             # 'N | ' and the line end
+    room = budget if sum(len(line) + width for line in lines) <= budget else \
+        budget - MCP_NOTE_ROOM                                      # then a note follows
     kept, used = 0, 0
     for line in lines:
         used += len(line) + width
@@ -7891,7 +7906,8 @@ def mcp_list(repos, arguments, budget):
     """list_files: the entries that fit the budget."""
     listing = list_repos(repos, arguments.get('path', ''), arguments.get('depth', 1))
     text, entries = format_listing(listing), listing['entries']
-    kept, room = len(entries), budget - MCP_NOTE_ROOM
+    kept = len(entries)
+    room = budget if len(text) <= budget else budget - MCP_NOTE_ROOM    # then a note follows
     while kept and len(text) > room:
         kept = min(kept - 1, kept * room // len(text))
         text = format_listing(dict(listing, entries=entries[:kept]))

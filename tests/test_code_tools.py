@@ -467,18 +467,34 @@ class McpToolTests(TempDirCase):
                  ('grep_code', {'pattern': 'def ', 'max_results': 500, 'context': 2}),
                  ('read_file', {'path': 'encoder.py'}),
                  ('list_files', {'path': '', 'depth': 3})]
-        for (name, arguments), budget in itertools.product(calls, (200, 1000, 3000, 20000)):
-            with self.subTest(tool=name, max_chars=budget):
-                result = server.result(name, dict(arguments, max_chars=budget))
-                self.assertFalse(result.get('isError'), result)
-                text, found = result['content'][0]['text'], result['structuredContent']
-                self.assertLessEqual(len(text), budget, text[-200:])
-                codes = [entry['text'] for entry in found.get('results', [])] + \
-                    [frame['chunk']['text'] for block in found.get('exceptions', [])
-                     for frame in block['frames'] if frame['chunk']]
-                self.assertLessEqual(sum(map(len, codes)), budget)
-                if budget == 200 and name != 'locate':
-                    self.assertTrue(found['truncated'], text)
+        budgets = (200, 300, 500, 1000, 3000, 20000)
+        for name, arguments in calls:
+            whole = server.result(name, dict(arguments, max_chars=200000))['content'][0]['text']
+            for budget in budgets:
+                with self.subTest(tool=name, max_chars=budget):
+                    result = server.result(name, dict(arguments, max_chars=budget))
+                    self.assertFalse(result.get('isError'), result)
+                    text, found = result['content'][0]['text'], result['structuredContent']
+                    self.assertLessEqual(len(text), budget, text[-200:])
+                    codes = [entry['text'] for entry in found.get('results', [])] + \
+                        [frame['chunk']['text'] for block in found.get('exceptions', [])
+                         for frame in block['frames'] if frame['chunk']]
+                    self.assertLessEqual(sum(map(len, codes)), budget)
+                    if len(whole) <= budget:                 # nothing is lost when it fits
+                        self.assertEqual(text, whole)
+                    else:
+                        self.assertTrue(found['truncated'], text)
+                        self.assertGreater(len(text), budget // 3, text)   # not just a note
+        write(root / 'long.py', 'LONG = "' + 'x' * 3000 + '"  # needle\nOTHER = 1  # needle\n')
+        cli('index', root, '--out', index)
+        offset, pages = 0, []
+        while offset is not None and len(pages) < 5:         # a long line cannot stall paging
+            page = server.result('grep_code', {'pattern': 'needle', 'offset': offset,
+                                               'max_results': 1, 'max_chars': 300})
+            pages.append(page['structuredContent']['matches'])
+            offset = page['structuredContent'].get('next_offset')
+        self.assertEqual([[match['line'] for match in page] for page in pages], [[1], [2]])
+        self.assertIs(pages[0][0]['truncated'], True)
         self.assertEqual(server.close(), 0)
 
     def test_grep_code_globs_and_budget(self):
