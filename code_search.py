@@ -7147,6 +7147,9 @@ def list_folder(files, path='', depth=1, everything=False):
                 left_out = {'path': prefix + '/'.join(parts[:depth]) + '/', 'type': 'folder',
                             'reason': 'holds files left out (list it with --all)'}
             entries.setdefault(left_out['path'].rstrip('/'), left_out)
+        if folder and not entries:      # behind a link, inside an ignored folder, or none
+            raise LookupError(f'not a folder that holds indexed or left-out files: {path} '
+                              f'(ls --all on the folder above it says why)')
     return {'path': prefix or './', 'entries': [entries[name] for name in sorted(entries)]}
 
 
@@ -7181,10 +7184,11 @@ def relative_parts(relative, path):
 
 def resolve_folder(files, path, everything=False):
     """A folder of the set's relative path ('' for the root): one that holds indexed
-    files, or with everything any folder under the root; LookupError otherwise."""
+    files (with everything, list_folder judges it by what the walk finds there);
+    LookupError otherwise."""
     folder = '/'.join(parts_inside(files.root, path))
-    if folder and not any(relative.startswith(folder + '/') for relative in files.files) \
-            and not (everything and os.path.isdir(os.path.join(files.root, folder))):
+    if folder and not everything \
+            and not any(relative.startswith(folder + '/') for relative in files.files):
         raise LookupError(f'not a folder that holds indexed files: {path}')
     return folder
 
@@ -7510,17 +7514,24 @@ class Printable:
         self.terminal = terminal
 
     def write(self, text):
+        text = CONTROL_CHARACTER.sub(lambda match: f'\\u{ord(match.group()):04x}', text)
         with output_errors(self.terminal):
-            return self.terminal.write(CONTROL_CHARACTER.sub(
-                lambda match: f'\\u{ord(match.group()):04x}', text))
+            try:
+                return self.terminal.write(text)
+            except UnicodeEncodeError:          # a terminal that cannot show Korean: escapes
+                encoding = self.terminal.encoding or 'ascii'
+                return self.terminal.write(
+                    text.encode(encoding, 'backslashreplace').decode(encoding))
 
     def flush(self):
-        with output_errors(self.terminal):
-            self.terminal.flush()
+        if self.terminal is not None:           # nothing was written to a closed stream
+            with output_errors(self.terminal):
+                self.terminal.flush()
 
     def __getattr__(self, name):        # isatty, fileno, buffer: the stream's own
-        with output_errors(self.terminal):
-            return getattr(self.terminal, name)
+        if self.terminal is None:
+            raise AttributeError(name)
+        return getattr(self.terminal, name)
 
 
 @contextlib.contextmanager
@@ -8919,7 +8930,8 @@ def main(argv=None):
             sys.stdout.flush()          # a full disk is heard here, not after main returned
             return status
         except IndexProblem as problem:
-            print(f'{program_name()}: error: {problem}', file=sys.stderr)
+            with contextlib.suppress(IndexProblem):         # a stderr that is full, too
+                print(f'{program_name()}: error: {problem}', file=sys.stderr)
             return problem.status
         except KeyboardInterrupt:
             print(f'{program_name()}: interrupted', file=sys.stderr)
@@ -8947,6 +8959,8 @@ def run_mcp(args):
     served = ', '.join(repo.index['root'] for repo in load())   # fail now, not later
     print(f'code_search mcp: serving {served} on stdio', file=sys.stderr)
     stdout, sys.stdout = sys.stdout, sys.stderr        # stray prints must not corrupt
+    if getattr(stdout, 'buffer', None) is None:
+        raise IndexProblem('cannot write the output: it is closed', 1)
     try:
         return serve_mcp(load, sys.stdin.buffer, stdout.buffer)
     finally:

@@ -1918,17 +1918,24 @@ class Printable:
         self.terminal = terminal
 
     def write(self, text):
+        text = CONTROL_CHARACTER.sub(lambda match: f'\\u{ord(match.group()):04x}', text)
         with output_errors(self.terminal):
-            return self.terminal.write(CONTROL_CHARACTER.sub(
-                lambda match: f'\\u{ord(match.group()):04x}', text))
+            try:
+                return self.terminal.write(text)
+            except UnicodeEncodeError:          # a terminal that cannot show Korean: escapes
+                encoding = self.terminal.encoding or 'ascii'
+                return self.terminal.write(
+                    text.encode(encoding, 'backslashreplace').decode(encoding))
 
     def flush(self):
-        with output_errors(self.terminal):
-            self.terminal.flush()
+        if self.terminal is not None:           # nothing was written to a closed stream
+            with output_errors(self.terminal):
+                self.terminal.flush()
 
     def __getattr__(self, name):        # isatty, fileno, buffer: the stream's own
-        with output_errors(self.terminal):
-            return getattr(self.terminal, name)
+        if self.terminal is None:
+            raise AttributeError(name)
+        return getattr(self.terminal, name)
 
 
 @contextlib.contextmanager
@@ -2419,7 +2426,8 @@ def main(argv=None):
             sys.stdout.flush()          # a full disk is heard here, not after main returned
             return status
         except IndexProblem as problem:
-            print(f'{program_name()}: error: {problem}', file=sys.stderr)
+            with contextlib.suppress(IndexProblem):         # a stderr that is full, too
+                print(f'{program_name()}: error: {problem}', file=sys.stderr)
             return problem.status
         except KeyboardInterrupt:
             print(f'{program_name()}: interrupted', file=sys.stderr)

@@ -394,6 +394,13 @@ class LsTests(TempDirCase):
         self.assertRegex(inside.stdout, r'(?m)^newdir/a\.py +\[not in the index \(new since')
         self.assertRegex(inside.stdout, r'(?m)^newdir/deeper/ +\[holds files left out')
         self.assertEqual(cli('ls', 'newdir', '--index', self.index).returncode, 2)
+        write(self.root / 'build' / 'gen' / 'out.py', 'X = 1\n')         # build/ is ignored
+        os.symlink(self.tmp, self.root / 'outlink')
+        for path in ('build/gen', 'outlink', 'outlink/repo', 'nothing-here'):
+            with self.subTest(path=path):
+                refused = cli('ls', path, '--all', '--index', self.index)
+                self.assertEqual((refused.returncode, refused.stdout), (2, ''))
+                self.assertIn('not a folder that holds indexed or left-out files', refused.stderr)
 
     def test_refusals(self):
         for path in ('../', 'nothing-here', '/etc'):

@@ -370,7 +370,7 @@ class CommandLineTests(TempDirCase):
 
     @unittest.skipUnless(os.path.exists('/dev/full') and shutil.which('sh'), 'needs /dev/full')
     def test_output_that_cannot_be_written_is_one_line_and_status_1(self):
-        make_trees(self.tmp, code_files=1, notes=1)
+        make_trees(self.tmp, code_files=80, notes=1200)        # enough for worker processes
         for tool, (path, _) in TOOLS.items():
             self.assertEqual(run(tool, 'index', tool, '--out', f'{tool}.json',
                                  cwd=self.tmp).returncode, 0)
@@ -388,6 +388,16 @@ class CommandLineTests(TempDirCase):
                     self.assertEqual(result.stderr.splitlines()[-1:], [
                         f'{path.name}: error: cannot write the output: {reason}'], result.stderr)
                     self.assertNotIn('Traceback', result.stderr)
+                    if command[0] == 'index':            # written, whatever the tree's size
+                        self.assertEqual(run(tool, 'search', 'word0', '--index', f'{tool}.json',
+                                             cwd=self.tmp).returncode, 0)
+            ascii_only = subprocess.run([sys.executable, str(path), 'index', tool, '--out',
+                                         f'{tool}.json'], cwd=self.tmp, capture_output=True,
+                                        env=dict(support.ENV, PYTHONIOENCODING='ascii'),
+                                        timeout=120)
+            self.assertEqual(ascii_only.returncode, 0, ascii_only.stderr)
+            self.assertTrue(ascii_only.stdout.startswith(b'\\uac31\\uc2e0 \\ud30c\\uc77c: 0'),
+                            ascii_only.stdout)                     # 갱신 파일, escaped
 
     @unittest.skipIf(os.name == 'nt', 'Windows file names cannot hold control characters')
     def test_control_characters_in_names_and_lines_never_reach_the_terminal(self):
