@@ -5986,6 +5986,30 @@ def search_repos(repos, question, top_k=DEFAULT_TOP_K, accept=None, explain=Fals
     return sorted(hits, key=lambda hit: -hit['score'])[:top_k]
 
 
+def answer_question(repos, question, top_k, globs=(), languages=(), explain=False):
+    """What search answers, on the command line, in MCP and in the API: the top_k hits of
+    the repos in files that --path globs and languages accept, with their text."""
+    return texts_of(repos, search_repos(
+        repos, question, top_k,
+        lambda repo: file_filter(repo.index['files'], globs, languages), explain))
+
+
+def located(repos, path, line):
+    """What at answers, everywhere: the hit around path:line (REPO:path names the repo)
+    with its text, or None between definitions; LookupError as locate_now refuses."""
+    repo, inside = repo_path(repos, path)
+    chunk = locate_now(repo.index, inside, line)
+    return chunk and dict(with_text(repo.index, [chunk])[0], repo=repo.label)
+
+
+def texts_of(repos, hits):
+    """Fill in the text of hits from several repos (see with_text)."""
+    by_label = {repo.label: repo for repo in repos}
+    for hit in hits:
+        with_text(by_label[hit['repo']].index, [hit])
+    return hits
+
+
 def shared_averages(repos):
     """Each field's average length over the chunks of all the repos."""
     total = sum(repo.index['total'] for repo in repos) or 1
@@ -7795,19 +7819,16 @@ def mcp_call(repos, name, arguments):
         if '..' in re.split(r'[/,]', ''.join(globs)):
             raise LookupError(f'path is outside the root: {globs[0]}')
         languages = [known_language(name) for name in split_globs([arguments.get('language', '')])]
-        hits = texts_of(repos, search_repos(
-            repos, arguments['query'], arguments.get('top_k', MCP_TOP_K),
-            lambda repo: file_filter(repo.index['files'], globs, languages),
-            bool(arguments.get('explain'))))
+        hits = answer_question(repos, arguments['query'], arguments.get('top_k', MCP_TOP_K),
+                               globs, languages, bool(arguments.get('explain')))
     elif name == 'find_symbol':
         hits = texts_of(repos, symbol_in_repos(repos, arguments['name']))
     elif name == 'locate':
-        repo, path = repo_path(repos, arguments['path'])
-        chunk = locate_now(repo.index, path, arguments['line'])
-        if chunk is None:
+        hit = located(repos, arguments['path'], arguments['line'])
+        if hit is None:
             raise LookupError(f"no indexed definition holds {arguments['path']}:"
                               f"{arguments['line']}")
-        hits = [dict(with_text(repo.index, [chunk])[0], repo=repo.label)]
+        hits = [hit]
     elif name == 'explain_traceback':
         explained = explain_traceback(repos, arguments['traceback'])
         if not any(block['frames'] for block in explained):
@@ -8170,10 +8191,8 @@ def api_search(repos, params, body):
     globs = params.get('path', [])
     languages = [known_language(name) for name in params.get('lang', []) if name]
     top_k = api_value(params, 'top_k', 'number', API_TOP_K, 1, API_TOP_K_LIMIT)
-    hits = texts_of(repos, search_repos(
-        repos, question, top_k,
-        lambda repo: file_filter(repo.index['files'], globs, languages),
-        api_value(params, 'explain', 'flag', False)))
+    hits = answer_question(repos, question, top_k, globs, languages,
+                           api_value(params, 'explain', 'flag', False))
     return {'query': question, 'results': [hit_json(hit) for hit in hits]}
 
 
@@ -8186,12 +8205,8 @@ def api_symbol(repos, params, body):
 
 def api_at(repos, params, body):
     path, line = api_value(params, 'path'), api_value(params, 'line', 'number')
-    repo, inside = repo_path(api_repos(repos, params), path)
-    chunk = locate_now(repo.index, inside, line)
-    if chunk is not None:
-        chunk = dict(with_text(repo.index, [chunk])[0], repo=repo.label)
-    return {'path': path, 'line': line,
-            'result': dict(hit_json(chunk), line=line) if chunk else None}
+    hit = located(api_repos(repos, params), path, line)
+    return {'path': path, 'line': line, 'result': dict(hit_json(hit), line=line) if hit else None}
 
 
 def api_outline(repos, params, body):
@@ -8680,19 +8695,10 @@ def run_search(args):
                                 args.path):
         warn(f'--path {glob!r} matches no indexed file')
     with damaged_repos_guard(args):
-        hits = texts_of(repos, search_repos(
-            repos, args.question, args.top_k,
-            lambda repo: file_filter(repo.index['files'], args.path, args.lang), args.explain))
+        hits = answer_question(repos, args.question, args.top_k, args.path, args.lang,
+                               args.explain)
     print_hits(args.question, hits, args.json, len(repos) > 1)
     return 0
-
-
-def texts_of(repos, hits):
-    """Fill in the text of hits from several repos (see with_text)."""
-    by_label = {repo.label: repo for repo in repos}
-    for hit in hits:
-        with_text(by_label[hit['repo']].index, [hit])
-    return hits
 
 
 def run_outline(args):
@@ -8832,24 +8838,21 @@ def run_at(args):
     found = re.fullmatch(r'(.+?):(\d+)(?::\d+)?', args.location, re.S)    # PATH:LINE[:COLUMN]
     if not found or int(found[2]) < 1:
         raise IndexProblem(f'expected PATH:LINE, got {args.location!r}')
-    path, line = found[1], found[2]
+    path, line = found[1], int(found[2])
     repos = open_command_repos(args)
     try:
         with damaged_repos_guard(args):
-            repo, inside = repo_path(repos, path)
-            chunk = locate_now(repo.index, inside, int(line))
+            hit = located(repos, path, line)
     except LookupError as error:
         raise IndexProblem(str(error.args[0])) from None
-    if chunk is not None:
-        chunk = dict(with_text(repo.index, [chunk])[0], repo=repo.label)
     if args.json:
-        emit_json({'path': path, 'line': int(line),
-                   'result': dict(hit_json(chunk), line=int(line)) if chunk else None})
-    elif chunk is None:
+        emit_json({'path': path, 'line': line,
+                   'result': dict(hit_json(hit), line=line) if hit else None})
+    elif hit is None:
         print(f'{path}:{line}: no indexed function holds this line')
     else:
-        print(hit_header(chunk, len(repos) > 1))
-        print(marked_text(chunk, int(line)))
+        print(hit_header(hit, len(repos) > 1))
+        print(marked_text(hit, line))
     return 0
 
 
