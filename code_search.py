@@ -155,6 +155,7 @@ API_BODY_LIMIT = 1 << 20    # bytes of a POST body (a stack trace)
 API_TOP_K, API_TOP_K_LIMIT = 10, 100   # /api/search's results: by default, at most
 TRACE_LIMIT = 64 << 20      # bytes of a trace or log `trace` reads
 API_GREP_RESULTS = 200      # /api/grep's matches when max_results is not given
+API_GREP_LIMIT = 5000       # ... and the most it may ask for
 GREP_SECONDS = 10           # grep stops a pattern that searches one file this long
 
 SKIP_DIRS = {'.git', '.hg', '.svn', '__pycache__', 'node_modules', '.tox',
@@ -4349,7 +4350,7 @@ def markdown_headings(lines):
 
 # --- Tokens: identifiers split as people type them, light stemming, Korean ------------
 
-STOP = {'a', 'an', 'the', 'of', 'to', 'for', 'with', 'how', 'is', 'def', 'return'}
+STOP = {'a', 'an', 'the', 'of', 'to', 'for', 'with', 'how', 'is', 'def', 'return'}  # tokens()'s
 STOP_WORDS = frozenset('''
 a an the of to for with how is def return self cls none true false and or not in on at
 by from as if else elif it its be are was were do does did can could should would will
@@ -7593,6 +7594,7 @@ MCP_VERSIONS = ('2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05')   # newe
 MCP_BATCH_VERSIONS = ('2025-03-26', '2024-11-05')   # take JSON-RPC batches; no structuredContent
 MCP_DEFAULT_MAX_CHARS = 20000   # clients cap a tool result near 25,000 tokens
 MCP_TOP_K, MCP_TOP_K_LIMIT = 5, 50   # search_code's results: by default, at most
+MCP_SKIPPED_SHOWN = 200         # index_status's skipped files, the first ones
 MCP_GREP_RESULTS = 50           # grep_code's matches when max_results is not given
 MCP_NOTE_ROOM = 100             # of max_chars, kept for the note that says how to get the rest
 CUT_MARK = '\n... [truncated]'   # ends a code text cut to the budget
@@ -7853,7 +7855,7 @@ def mcp_call(repos, name, arguments):
         statuses = [dict(index_status(repo.index, repo.index.get('source', '')),
                          repo=repo.label) for repo in repos]
         for status in statuses:
-            status['skipped'] = status['skipped'][:200]
+            status['skipped'] = status['skipped'][:MCP_SKIPPED_SHOWN]
         status = statuses[0] if len(statuses) == 1 else {'repos': statuses}
         return json.dumps(status, ensure_ascii=False, indent=2), status
     results, truncated = budgeted(hits, budget, with_repo)     # in --json's shapes
@@ -8063,7 +8065,7 @@ def serve_mcp(load, stdin, stdout):
             return 0
         if len(raw.rstrip(b'\r\n')) > MCP_MESSAGE_LIMIT:      # read no more of it than this
             while raw and not raw.endswith(b'\n'):
-                raw = stdin.readline(1 << 20)
+                raw = stdin.readline(READ_PIECE)
             write_message(stdout, rpc_error(None, -32600, 'Invalid Request: a message '
                                                           f'over {MCP_MESSAGE_LIMIT} bytes'))
             continue
@@ -8220,7 +8222,8 @@ def api_grep(repos, params, body):
                       api_value(params, 'ignore_case', 'flag', False),
                       api_value(params, 'word', 'flag', False), tuple(params.get('path', [])),
                       tuple(known_language(name) for name in params.get('lang', []) if name),
-                      0, api_value(params, 'max_results', 'number', API_GREP_RESULTS, 1, 5000),
+                      0, api_value(params, 'max_results', 'number', API_GREP_RESULTS, 1,
+                                   API_GREP_LIMIT),
                       api_value(params, 'offset', 'number', 0, 0))
     return grep([index_files(repo.index, repo.label) for repo in repos], query)
 
