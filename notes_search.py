@@ -925,7 +925,7 @@ def run_jobs(work, jobs, workers, report):
     total, done, finished = sum(map(len, jobs)), 0, 0
     workers = min(workers or os.cpu_count() or 1, len(jobs))
     if workers > 1 and (threads is None or threads.active_count() == 1):
-        import concurrent.futures   # only a big index needs it: searches start faster
+        import concurrent.futures.process    # only a big index needs it: faster searches
         import pickle
         try:
             pickle.dumps(work)   # work no worker could be sent (Python 3.9's pool can hang)
@@ -2398,9 +2398,9 @@ def interrupts_end_the_run():
             sys.stderr.flush()
             erase = '\r\033[K' if sys.stderr.isatty() else ''
             os.write(2, f'{erase}{program_name()}: interrupted\n'.encode())
-        processes = sys.modules.get('multiprocessing')      # imported once workers ran
-        for worker in processes.active_children() if processes else ():
-            with contextlib.suppress(OSError, ValueError):
+        with contextlib.suppress(Exception):    # a handler must not raise into what it cut
+            processes = sys.modules.get('multiprocessing')  # (maybe half imported, here)
+            for worker in processes.active_children() if processes else ():
                 worker.kill()
         os._exit(128 + signum)
 

@@ -338,6 +338,19 @@ class CommandLineTests(TempDirCase):
             self.assertTrue(console.stderr.startswith(f'{name}: error: '), console.stderr)
             self.assertEqual(console.returncode, 2)
 
+    def test_an_interrupt_while_multiprocessing_is_half_imported_still_ends_the_run(self):
+        for tool, (path, _) in TOOLS.items():
+            script = (f'import os, signal, sys, types; sys.path.insert(0, {str(ROOT)!r})\n'
+                      f'import {path.stem} as tool\n'
+                      'sys.modules["multiprocessing"] = types.ModuleType("multiprocessing")\n'
+                      'with tool.interrupts_end_the_run():\n'
+                      '    os.kill(os.getpid(), signal.SIGTERM)\n'
+                      '    signal.pause() if hasattr(signal, "pause") else None\n')
+            result = subprocess.run([sys.executable, '-c', script], capture_output=True,
+                                    text=True, env=support.ENV, timeout=60)
+            self.assertEqual(result.returncode, 143, (tool, result.stderr))
+            self.assertTrue(result.stderr.endswith(': interrupted\n'), (tool, result.stderr))
+
     def test_the_progress_line_is_erased_when_the_run_ends(self):
         make_trees(self.tmp, code_files=70, notes=1100)
         for tool in TOOLS:
