@@ -163,6 +163,7 @@ SKIP_DIRS = {'.git', '.hg', '.svn', '__pycache__', 'node_modules', '.tox',
 IGNORE_FILES = ('.gitignore', '.ignore')
 LINK_REASON = 'skipped: symbolic link (not followed)'   # links are never followed
 NOT_UTF8_REASON = 'skipped: name is not valid UTF-8'
+LINE_BREAK_REASON = 'skipped: name holds a line break'
 GONE_REASON = 'skipped: no longer there (deleted or moved)'
 NOT_FOUND_MESSAGE = '관련 함수를 찾지 못했습니다.'
 
@@ -316,9 +317,10 @@ def walk_tree(root, options):
         subfolders = []
         for entry in entries:
             relative = prefix + entry.name
-            named = utf8_name(entry.name)      # else no answer, page or JSON could carry it
-            if not named:
-                relative = relative.encode('utf-8', 'backslashreplace').decode()
+            unfit = name_problem(entry.name)   # no answer, line or JSON could carry the name
+            if unfit:
+                relative = relative.encode('utf-8', 'backslashreplace').decode() \
+                    .replace('\n', '\\n').replace('\r', '\\r')
             try:
                 is_link = entry.is_symlink()
                 is_dir = not is_link and entry.is_dir(follow_symlinks=False)
@@ -342,8 +344,8 @@ def walk_tree(root, options):
                 elif os.path.lexists(os.path.join(entry.path, 'pyvenv.cfg')):
                     yield Listed(relative + '/', reason='virtual environment (pyvenv.cfg)',
                                  quiet=True)
-                elif not named:
-                    yield Listed(relative + '/', reason=NOT_UTF8_REASON)
+                elif unfit:
+                    yield Listed(relative + '/', reason=unfit)
                 else:
                     subfolders.append((entry.path, relative + '/', rules))
                 continue
@@ -363,8 +365,7 @@ def walk_tree(root, options):
             if owner:
                 yield Listed(relative, reason=f'a {owner} index file', quiet=True)
                 continue
-            yield Listed(relative, entry.path) if named else \
-                Listed(relative, reason=NOT_UTF8_REASON)
+            yield Listed(relative, reason=unfit) if unfit else Listed(relative, entry.path)
         pending.extend(reversed(subfolders))
 
 
@@ -384,14 +385,15 @@ def index_file_owner(path):
     return owner if owner in ('code_search', 'notes_search') else ''
 
 
-def utf8_name(name):
-    """Whether a file or folder name is UTF-8 text (os.scandir hands other bytes on as
-    lone surrogates)."""
+def name_problem(name):
+    """Why a file or folder name cannot be shown, or '': it is not UTF-8 (os.scandir hands
+    other bytes on as lone surrogates), or it holds a line break (every answer names a
+    file on one line)."""
     try:
         name.encode('utf-8')
     except UnicodeEncodeError:
-        return False
-    return True
+        return NOT_UTF8_REASON
+    return LINE_BREAK_REASON if '\n' in name or '\r' in name else ''
 
 
 def list_tree(root, options):

@@ -436,6 +436,15 @@ class CommandLineTests(TempDirCase):
                                     '--json', cwd=self.tmp).stdout)
             suffix = '.py' if tool == 'code' else '.md'
             self.assertEqual(answer['results'][0]['path'], name + suffix)   # JSON: the real name
+        for tool in TOOLS:                  # a line break: no output line could name it
+            suffix = '.py' if tool == 'code' else '.md'
+            write(self.tmp / tool / f'two\nlines{suffix}', '# Kites\n\nkite line\n')
+            write(self.tmp / tool / 'back\rto' / f'start{suffix}', '# Kites\n\nkite line\n')
+            indexed = run(tool, 'index', tool, '--out', f'{tool}.json', cwd=self.tmp)
+            self.assertEqual(indexed.returncode, 0, indexed.stderr)
+            self.assertEqual(indexed.stderr.splitlines(), [
+                'back\\rto/:0: skipped: name holds a line break',
+                f'two\\nlines{suffix}:0: skipped: name holds a line break', 'skipped 2 file(s)'])
 
 
 @unittest.skipUnless(hasattr(os, 'killpg') and os.path.isdir('/proc'),
