@@ -372,8 +372,7 @@ def walk_tree(root, options):
 def index_file_owner(path):
     """'code_search' or 'notes_search' for a file that begins as their indexes do, else ''."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0)
-                     | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_BINARY', 0))
+        fd = os.open(path, READ_FLAGS)
     except OSError:
         return ''                       # then reading it says why
     try:
@@ -412,13 +411,15 @@ def too_large(size, limit):
     return f'skipped: larger than --max-file-size ({size} > {limit} bytes)'
 
 
+READ_FLAGS = os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0) | getattr(os, 'O_NOFOLLOW', 0) \
+    | getattr(os, 'O_BINARY', 0) | getattr(os, 'O_CLOEXEC', 0)    # no link, FIFO, or wait
+
+
 def read_file(path, limit):
     """(bytes, fstat) of a regular file, read through one descriptor so both agree,
     without following links or blocking on FIFOs and devices."""
-    flags = os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0) | getattr(os, 'O_NOFOLLOW', 0) \
-        | getattr(os, 'O_BINARY', 0) | getattr(os, 'O_CLOEXEC', 0)
     try:
-        fd = os.open(path, flags)
+        fd = os.open(path, READ_FLAGS)
     except FileNotFoundError:
         raise SkipFile('skipped: vanished while indexing') from None
     except PermissionError:
@@ -7223,11 +7224,7 @@ def resolve_folder(files, path, everything=False):
 def unindexed_reason(path):
     """Why a file the walk takes is not in the index: it is an index itself (index
     leaves the one it writes out), or it is new since indexing."""
-    try:
-        with open(path, 'rb') as handle:
-            owner = index_owner(handle.read(256))
-    except OSError:
-        owner = ''
+    owner = index_file_owner(path)
     return f'a {owner} index file' if owner else \
         'not in the index (new since indexing: run index)'
 

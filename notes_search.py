@@ -273,13 +273,15 @@ def too_large(size, limit):
     return f'skipped: larger than --max-file-size ({size} > {limit} bytes)'
 
 
+READ_FLAGS = os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0) | getattr(os, 'O_NOFOLLOW', 0) \
+    | getattr(os, 'O_BINARY', 0) | getattr(os, 'O_CLOEXEC', 0)    # no link, FIFO, or wait
+
+
 def read_file(path, limit):
     """(bytes, fstat) of a regular file, read through one descriptor so both agree,
     without following links or blocking on FIFOs and devices."""
-    flags = os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0) | getattr(os, 'O_NOFOLLOW', 0) \
-        | getattr(os, 'O_BINARY', 0) | getattr(os, 'O_CLOEXEC', 0)
     try:
-        fd = os.open(path, flags)
+        fd = os.open(path, READ_FLAGS)
     except FileNotFoundError:
         raise SkipFile('skipped: vanished while indexing') from None
     except PermissionError:
