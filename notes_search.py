@@ -117,6 +117,7 @@ KOREAN_PARTICLES = frozenset(
     '으로는 에서는 에서도 에게서 으로서 으로써 로부터'.split())
 MIN_STEM_SYLLABLES = 2      # strip a particle only if this much of the word is left
 NOT_FOUND_MESSAGE = '일치하는 메모를 찾지 못했습니다.'
+NO_TAGS_MESSAGE = '태그가 있는 메모가 없습니다.'
 TAGS_AFTER_BODY = 'tags는 본문보다 먼저 한 줄에 적으세요.'
 
 
@@ -1865,6 +1866,8 @@ def print_tags(counts, as_json):
     """Tags with their note counts, like `uniq -c`, or as JSON."""
     if as_json:
         emit_json(tags_json(counts))
+    elif not counts:
+        print(NO_TAGS_MESSAGE)
     else:
         for tag, count in counts:
             print(f'{count:7d} {tag}')

@@ -467,6 +467,12 @@ class CliTests(NotesCase):
         self.assertEqual(json.loads(run_cli('tags', '--json', cwd=self.tmp).stdout),
                          {'tags': [{'tag': 'backend', 'notes': 2}, {'tag': 'rag', 'notes': 1},
                                    {'tag': 'reading', 'notes': 1}]})
+        self.write('a.md', '# 메모\n\n태그 없는 문단\n', root=self.tmp / 'plain')
+        run_cli('index', 'plain', '--out', 'plain.json', cwd=self.tmp)
+        run = run_cli('tags', '--index', 'plain.json', cwd=self.tmp)
+        self.assertEqual((run.stdout, run.returncode), ('태그가 있는 메모가 없습니다.\n', 0))
+        self.assertEqual(json.loads(run_cli('tags', '--index', 'plain.json', '--json',
+                                            cwd=self.tmp).stdout), {'tags': []})
 
     def test_repeated_tags_all_match_and_path_globs(self):
         self.write('x/both.md', '---\ntags: [rag, backend]\n---\n실습 메모\n')
