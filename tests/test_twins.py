@@ -537,7 +537,8 @@ class SignalTests(TempDirCase):
             self.assertLessEqual(len(lines), 1, where)
             if lines:   # none when the signal came as the program ended
                 self.assertEqual(lines, [f'{TOOLS[tool][0].name}: interrupted'], where)
-            deadline = time.monotonic() + 0.5      # killed with the tool, not left to notice
+            deadline = time.monotonic() + 0.5      # no worker outlives the tool for long
+                                                   # (test_workers_end_with_the_tool: killed)
             while self.group_alive(process.pid) and time.monotonic() < deadline:
                 time.sleep(0.05)
             self.assertEqual(self.group_alive(process.pid), [], where)
@@ -556,6 +557,41 @@ class SignalTests(TempDirCase):
     def test_code_search_index(self):
         make_trees(self.tmp / 'src', code_files=600, notes=0)
         self.check_tool('code', self.tmp / 'src' / 'code')
+
+    def test_workers_end_with_the_tool(self):
+        """SIGTERM to the tool ends its workers with it: they are killed, not left to
+        notice the end of their parent, which here they would do only after an hour."""
+        make_trees(self.tmp / 'src', code_files=600, notes=600)
+        for tool, batch in (('code', 'FILES_PER_JOB'), ('notes', 'NOTES_PER_JOB')):
+            script = (f'import importlib.util, sys\n'
+                      f'spec = importlib.util.spec_from_file_location({tool!r} + "_search", '
+                      f'{str(TOOLS[tool][0])!r})\n'
+                      f'tool = sys.modules[spec.name] = importlib.util.module_from_spec(spec)\n'
+                      f'spec.loader.exec_module(tool)\n'
+                      f'tool.WORKER_WATCH_SECONDS, tool.{batch} = 3600, 1\n'
+                      f'sys.exit(tool.main(["index", "src/{tool}", "--out", "{tool}.json", '
+                      f'"--jobs", "2"]))\n')
+            process = subprocess.Popen([sys.executable, '-c', script], cwd=self.tmp,
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                       start_new_session=True)
+            try:
+                deadline = time.monotonic() + 60
+                while len(self.group_alive(process.pid)) < 2 and process.poll() is None \
+                        and time.monotonic() < deadline:
+                    time.sleep(0.001)
+                self.assertGreater(len(self.group_alive(process.pid)), 1, 'no worker seen')
+                process.send_signal(signal.SIGTERM)
+                out, err = process.communicate(timeout=60)   # EOF: the workers are gone
+            except BaseException:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                raise
+            self.assertEqual((process.returncode, err.decode()),
+                             (143, f'{TOOLS[tool][0].name}: interrupted\n'))
+            deadline = time.monotonic() + 5      # killed: exiting, if not yet gone
+            while self.group_alive(process.pid) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            self.assertEqual(self.group_alive(process.pid), [])
 
     def test_notes_search_index(self):
         make_trees(self.tmp / 'src', code_files=0, notes=6000)
