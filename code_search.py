@@ -8836,12 +8836,31 @@ def run_symbol(args):
     return 0
 
 
+def location_readings(location):
+    """The (path, line) readings of PATH:LINE[:COLUMN]: a.py:3:5 is line 3 of a.py, or
+    line 5 of a file named 'a.py:3'."""
+    readings = [(found[1], int(found[2])) for found in (
+        re.fullmatch(r'(.+?):(\d+)(?::\d+)?', location, re.S),
+        re.fullmatch(r'(.+):(\d+)', location, re.S)) if found and int(found[2]) >= 1]
+    if not readings:
+        raise IndexProblem(f'expected PATH:LINE, got {location!r}')
+    return list(dict.fromkeys(readings))
+
+
+def names_indexed_file(repos, path):
+    """Whether path (or REPO:path) is an indexed file of repos."""
+    try:
+        repo, inside = repo_path(repos, path)
+        return bool(resolve_indexed_path(repo.index, inside))
+    except LookupError:
+        return False
+
+
 def run_at(args):
-    found = re.fullmatch(r'(.+?):(\d+)(?::\d+)?', args.location, re.S)    # PATH:LINE[:COLUMN]
-    if not found or int(found[2]) < 1:
-        raise IndexProblem(f'expected PATH:LINE, got {args.location!r}')
-    path, line = found[1], int(found[2])
+    readings = location_readings(args.location)
     repos = open_command_repos(args)
+    path, line = next((reading for reading in readings
+                       if names_indexed_file(repos, reading[0])), readings[0])
     try:
         with damaged_repos_guard(args):
             hit = located(repos, path, line)

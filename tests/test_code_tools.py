@@ -287,6 +287,18 @@ class ReadTests(TempDirCase):
         self.assertEqual(outside.returncode, 2)
         self.assertIn('outside the root', outside.stderr)
 
+    def test_at_a_file_whose_name_ends_like_a_line(self):
+        write(self.root / 'app' / 'notes.py:3', 'one\ntwo\nthree\nfour\n')   # a text file
+        cli('index', self.root, '--out', self.index)
+        found = cli('at', 'app/notes.py:3:2', '--index', self.index, '--json')   # line 2 of it
+        self.assertEqual(found.returncode, 0, found.stderr)
+        self.assertEqual(json.loads(found.stdout)['result']['path'], 'app/notes.py:3')
+        billing = cli('at', 'app/billing.py:8:3', '--index', self.index, '--json')  # :COLUMN
+        self.assertEqual(json.loads(billing.stdout)['result']['symbol'], 'Invoice.total_with_tax')
+        missing = cli('at', 'app/gone.py:8:3', '--index', self.index)
+        self.assertEqual((missing.returncode, missing.stderr),
+                         (2, 'code_search.py: error: not an indexed file: app/gone.py\n'))
+
     def test_lines_with_numbers(self):
         result = cli('read', 'app/billing.py:7-9', '--index', self.index)
         self.assertEqual(result.returncode, 0, result.stderr)
