@@ -57,6 +57,7 @@ import secrets
 import stat
 import time
 import tokenize
+import unicodedata
 import warnings
 import zlib
 from pathlib import Path
@@ -6148,8 +6149,8 @@ def format_repos(rows):
     heads = ('name', 'root', 'files', 'chunks', 'indexed', 'state')
     table = [heads] + [(row['name'], row['root'], str(row['files']), str(row['chunks']),
                         row['indexed_at'] or '-', row['state']) for row in rows]
-    widths = [max(len(line[column]) for line in table) for column in range(len(heads))]
-    return '\n'.join('  '.join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip()
+    widths = [max(text_width(line[column]) for line in table) for column in range(len(heads))]
+    return '\n'.join('  '.join(padded(cell, width) for cell, width in zip(line, widths)).rstrip()
                      for line in table)
 
 
@@ -7458,8 +7459,8 @@ def format_listing(listing):
             rows.append((entry['path'], f"{entry['files']} files, {entry['chunks']} chunks"))
         else:
             rows.append((entry['path'], f"{entry['language']}, {entry['chunks']} chunks"))
-    width = max((len(path) for path, _ in rows), default=0)
-    return '\n'.join(f'{path:<{width}}  {what}' for path, what in rows)
+    width = max((text_width(path) for path, _ in rows), default=0)
+    return '\n'.join(f'{padded(path, width)}  {what}' for path, what in rows)
 
 
 def format_outline(found, with_repo=False):
@@ -7527,6 +7528,20 @@ def progress_line():
 
 
 CONTROL_CHARACTER = re.compile('[\x00-\x08\x0b-\x1f\x7f-\x9f]')     # all but tab and newline
+
+
+def text_width(text):
+    """The columns text takes on a terminal: two for a wide (East Asian) character, none
+    for a combining mark, and for a control character the six of the escape Printable
+    writes, so that ls and repos keep their columns with Korean or odd names."""
+    return sum(6 if CONTROL_CHARACTER.match(character) else
+               2 if unicodedata.east_asian_width(character) in 'WF' else
+               0 if unicodedata.combining(character) else 1 for character in text)
+
+
+def padded(text, width):
+    """text and the spaces that make it width columns wide (text_width)."""
+    return text + ' ' * (width - text_width(text))
 
 
 class Printable:

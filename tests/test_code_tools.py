@@ -373,6 +373,16 @@ class LsTests(TempDirCase):
         text = cli('ls', '--index', self.index).stdout
         self.assertRegex(text, r'(?m)^web/\s+2 files, \d+ chunks$')
 
+    def test_columns_line_up_with_wide_and_escaped_names(self):
+        write(self.root / '한글' / '메모.py', 'def memo():\n    pass\n')
+        write(self.root / 'bell\x07.py', 'def ring():\n    pass\n')
+        cli('index', self.root, '--out', self.index)
+        lines = cli('ls', '--index', self.index).stdout.splitlines()
+        self.assertIn('bell\\u0007.py  python, 1 chunks', lines)     # escaped: 13 columns
+        self.assertIn('한글/' + ' ' * 8 + '  1 files, 1 chunks', lines)   # 5 columns wide
+        self.assertEqual({len(re.match(r'.*?  +', line).group()) for line in lines
+                          if line.isascii()}, {15})            # the second column's start
+
     def test_a_folder_deeper_and_everything(self):
         found = json.loads(cli('ls', 'web', '--index', self.index, '--json').stdout)
         self.assertEqual([(e['path'], e['language']) for e in found['entries']],
