@@ -6356,7 +6356,7 @@ JAVA_HEADER = re.compile(r'^(?:Exception in thread "[^"]*" |(?P<cause>\s*Caused 
                          r'(?P<suppressed>\s*Suppressed: )|Unhandled [Ee]xception[.:] )?'  # .NET's
                          r'(?P<message>[\w$.]+(?:Exception|Error|Throwable|Failure|Exit)\b.*)$')
 JAVA_MORE = re.compile(r'^\s*\.\.\. \d+ (?:more|common frames omitted)$')
-NODE_FRAME = re.compile(r'^\s*at (?:(?P<name>[^()]*?) \((?P<where>.+)\)|(?P<bare>\S+(?: \S+)?))'
+NODE_FRAME = re.compile(r'^\s*at (?:(?P<name>[^()]*?) \((?P<where>.+)\)|(?P<bare>\S+(?: (?!\{)\S+)?))'
                         r'(?: \{)?\s*$')
 NODE_WHERE = re.compile(r'^(?P<file>.+?):(?P<line>\d+):(?P<column>\d+)$')
 NODE_HEADER = re.compile(r'^\s*(?:\[cause\]: )?(?P<message>(?:[A-Z]\w*)?(?:Error|Exception)'
@@ -6623,14 +6623,18 @@ def frame_function(name):
 # --- Exact look-ups for agents: symbol, line, traceback --------------------------------
 
 SYMBOL_MATCHES = ('exact', 'suffix', 'case-insensitive', 'case-insensitive suffix',
-                  'default export')
+                  'default export', 'qualified')
+GO_METHOD_SPELLING = re.compile(r'\(\*?([\w.]+)(?:\[[^\]]*\])?\)\.')   # (*List[T]).At: List.At
 
 
 def find_symbol(index, name):
     """Definitions named NAME: exact, then as a dotted suffix, then case-insensitively,
     then a JS/TS file's anonymous default export, which is named 'default' (as V8 names
-    it) and imported under its file's name (parseHeaders.js: parseHeaders)."""
-    wanted, lowered = name.strip(), name.strip().lower()
+    it) and imported under its file's name (parseHeaders.js: parseHeaders), then by a
+    name its package or module path qualifies (java.util.ArrayList.get).  A name may be
+    spelled as its language prints it: Vec::push, List#add, Go's (*Pointer).Load."""
+    wanted = GO_METHOD_SPELLING.sub(r'\1.', dotted_question(name.strip()))
+    lowered = wanted.lower()
     ranked = []
     for relative, base in zip(index['order'], index['starts']):
         for local, row in enumerate(file_rows(index, relative)):
@@ -6649,7 +6653,18 @@ def find_symbol(index, name):
             else:
                 continue
             ranked.append((rank, base + local))
-    return [dict(chunk_entry(index, n), match=SYMBOL_MATCHES[rank]) for rank, n in sorted(ranked)]
+    qualified = lowered.replace('/', '.')             # Go prints net/http.(*Server).Serve
+    if not ranked and '.' in qualified:
+        last = qualified.rpartition('.')[2]
+        found = [(row[ROW_SYMBOL], base + local)
+                 for relative, base in zip(index['order'], index['starts'])
+                 for local, row in enumerate(file_rows(index, relative))
+                 if row[ROW_SYMBOL].lower().rpartition('.')[2] == last
+                 and qualified in dotted_names(relative, row[ROW_SYMBOL].lower())]
+        found.sort(key=lambda item: (not wanted.endswith('.' + item[0]), -len(item[0])))
+        ranked = [(5, n) for _, n in found]  # http.Server.Serve: Server.Serve, then Serve
+    return [dict(chunk_entry(index, n), match=SYMBOL_MATCHES[rank])
+            for rank, n in sorted(ranked, key=lambda item: item[0])]
 
 
 def file_chunk_numbers(index, path):
@@ -6659,17 +6674,29 @@ def file_chunk_numbers(index, path):
     return range(base, base + index['files'][relative]['count'])
 
 
-def locate(index, path, line):
-    """The innermost indexed chunk of a file that contains a line, or None."""
+def locate(index, path, line, name=''):
+    """The innermost indexed chunk of a file that contains a line, or None.  Given a
+    trace frame's function name (lowercased) and a line where that chunk begins, the
+    innermost chunk so named: a definition's first line (`class Local:`, a decorator, a
+    callback passed on the line) runs in the code around it, for a frame `in top`."""
     numbers = file_chunk_numbers(index, path)
     rows = file_rows(index, index['order'][bisect.bisect_right(index['starts'],
                                                                numbers.start) - 1]) \
         if numbers else []
-    inside = [(row[ROW_END] - row[ROW_START], -row[ROW_START], local)
-              for local, row in enumerate(rows) if row[ROW_START] <= line <= row[ROW_END]]
+    inside = sorted((row[ROW_END] - row[ROW_START], -row[ROW_START], local)
+                    for local, row in enumerate(rows) if row[ROW_START] <= line <= row[ROW_END])
     if not inside:
         return None
-    return dict(chunk_entry(index, numbers.start + min(inside)[2]), line=line)
+    named = [place for place in inside if name and rows[inside[0][2]][ROW_START] == line
+             and answers_to(rows[place[2]], name)]
+    return dict(chunk_entry(index, numbers.start + (named or inside)[0][2]), line=line)
+
+
+def answers_to(row, name):
+    """Whether a trace frame's function name (lowercased) names a chunk row: its last
+    part does, and a constructor's type does (V8's `new Report`)."""
+    parts = row[ROW_SYMBOL].lower().split('.')
+    return name == parts[-1] or (row[ROW_KIND] == 'constructor' and name in parts[-2:-1])
 
 
 def locate_now(index, path, line):
@@ -6750,7 +6777,8 @@ def frame_candidates(index, path, by_name=None):
     one, Java's package/File.java) is matched by its longest suffix of whole parts, and
     only when that is two parts or more, or the whole indexed path and the frame's file
     does not exist on this machine (a standard library's json/__init__.py is not the
-    root's __init__.py), or the frame gives a bare file name one indexed file has."""
+    root's __init__.py), or the frame gives a bare file name one indexed file has.  Of
+    equally long matches, the root's own file of that relative path comes first."""
     root = index['root']
     if os.path.isabs(path):
         absolute = os.path.normpath(path)
@@ -6774,7 +6802,9 @@ def frame_candidates(index, path, by_name=None):
     if not scored:
         return 0, []
     best = min(scored)[0]
-    return -best, sorted(relative for size, relative in scored if size == best)
+    exact = '/'.join(parts)         # cargo's src/main.rs is the root's, before a crate's
+    return -best, sorted((relative for size, relative in scored if size == best),
+                         key=lambda relative: (relative != exact, relative))
 
 
 def match_frame_path(index, path):
@@ -6826,7 +6856,7 @@ def explain_frame(repos, frame, by_name):
             if chunk else None
         return frame
     wanted = frame_function(frame['name']).lower()
-    located = [(repo, relative, locate(repo.index, relative, frame['line']))
+    located = [(repo, relative, locate(repo.index, relative, frame['line'], wanted))
                for repo, relative in candidates]
     named = [place for place in located if place[2] is not None and
              place[2]['symbol'].rpartition('.')[2].lower() == wanted]
@@ -7651,8 +7681,10 @@ MCP_TOOLS = {
         'explain': {'type': 'boolean', 'description': 'also say what each question word '
                     'and field gave each hit (default false)'},
         **BUDGET}, ['query']),
-    'find_symbol': ('Definitions by name: exact, dotted suffix, case-insensitive, then the '
-                    'anonymous default export of a JS/TS file of that name.', {
+    'find_symbol': ('Definitions by name (Invoice.total, Vec::push, List#add, '
+                    '(*Server).Serve): exact, dotted suffix, case-insensitive, the anonymous '
+                    'default export of a JS/TS file of that name, then package-qualified '
+                    '(java.util.ArrayList.get).', {
         'name': {'type': 'string', 'minLength': 1}, **BUDGET}, ['name']),
     'locate': ('The innermost function or class holding a line of a file.', {
         'path': {'type': 'string', 'minLength': 1, 'description': 'relative to the root'},

@@ -110,6 +110,14 @@ class OracleTests(TempDirCase):
         self.assertIn('traps.js', {h['path'] for h in symbol('Widget.constructor')})
         self.assertEqual({h['symbol'] for h in symbol('Foo.legacy')}, {'Foo.legacy'})
         self.assertEqual(symbol('api.nested.deep')[0]['start'], 51)
+        spelled = {'(*List[T]).Push': ('traps.go', 'List.Push', 'exact'),   # as each prints it
+                   'Point::fmt': ('traps.rs', 'Point.fmt', 'exact'),
+                   'Traps#spawn': ('Traps.java', 'Traps.spawn', 'exact'),
+                   'traps.Traps.spawn': ('Traps.java', 'Traps.spawn', 'qualified')}
+        for name, (path, found, match) in spelled.items():
+            with self.subTest(name=name):
+                self.assertIn((path, found, match),
+                              {(h['path'], h['symbol'], h['match']) for h in symbol(name)})
 
     def test_a_type_with_methods_is_found_but_not_searched(self):
         shutil.copytree(FIXTURES, self.tmp / 'repo')

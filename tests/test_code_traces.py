@@ -242,6 +242,14 @@ class TraceTrapTests(unittest.TestCase):
                           ('', '/srv/app/src/app.js', 23),
                           ('listOnTimeout', 'node:internal/timers', 581)])
         self.assertEqual(code_search.frame_function('Timeout.tick [as _onTimeout]'), 'tick')
+        bare = self.parse('''\
+            Error: gone
+                at /srv/app/src/bare.js:3:13 {
+              code: 'E_GONE'
+            }
+            ''')                 # the last frame, anonymous, of an error with properties
+        self.assertEqual([(f['name'], f['file'], f['line']) for f in bare[0]['frames']],
+                         [('', '/srv/app/src/bare.js', 3)])
         self.assertEqual(code_search.frame_function('new Report'), 'Report')
 
     def test_rust_traps(self):
@@ -381,6 +389,49 @@ class FrameMatchingTests(TempDirCase):
         frame = json.loads(cli('trace', '-', '--index', out, '--json', input=trace)
                            .stdout)['exceptions'][0]['frames'][0]
         self.assertEqual(frame['chunk']['symbol'], '<module>')
+
+    def test_a_relative_path_is_the_roots_own_file_first(self):
+        for crate in ('', 'crates/gen/'):       # a workspace: two src/main.rs
+            write(self.tmp / 'repo' / f'{crate}src' / 'main.rs',
+                  f'fn {"main" if not crate else "helper"}() {{\n    let v = vec![1];\n'
+                  f'    let _ = v[3];\n}}\n')
+        out = self.tmp / 'i.json'
+        cli('index', self.tmp / 'repo', '--out', out)
+        trace = ("thread 'main' panicked at src/main.rs:3:14:\n"
+                 "index out of bounds: the len is 1 but the index is 3\n")
+        frame = json.loads(cli('trace', '-', '--index', out, '--json', input=trace)
+                           .stdout)['exceptions'][0]['frames'][0]
+        self.assertEqual((frame['path'], frame['chunk']['symbol']), ('src/main.rs', 'main'))
+
+    def test_the_frames_function_among_definitions_holding_its_line(self):
+        write(self.tmp / 'repo' / 'app.py', textwrap.dedent('''\
+            def deco(arg):
+                def wrap(f):
+                    raise RuntimeError('no')
+                return wrap
+
+
+            def top():
+                class Local:
+                    @deco(
+                        1)
+                    def m(self):
+                        pass
+
+
+            top()
+            '''))
+        out = self.tmp / 'i.json'
+        cli('index', self.tmp / 'repo', '--out', out)
+        run = subprocess.run([sys.executable, 'app.py'], cwd=self.tmp / 'repo', env=ENV,
+                             capture_output=True, text=True, timeout=60)
+        self.assertIn('line 8, in top', run.stderr)      # class Local: opens top.Local too
+        self.assertIn('line 9, in Local', run.stderr)    # @deco( opens top.Local.m too
+        traced = json.loads(cli('trace', '-', '--index', out, '--json',
+                                input=run.stderr).stdout)
+        self.assertEqual([(f['line'], f['chunk']['symbol']) for b in traced['exceptions']
+                          for f in b['frames']],
+                         [(15, '<module>'), (8, 'top'), (9, 'top.Local'), (3, 'deco.wrap')])
 
     def test_a_single_shared_file_name_is_not_enough(self):
         write(self.tmp / 'repo' / 'pkg' / 'models.py', 'def f():\n    pass\n')
