@@ -6349,6 +6349,8 @@ PYTHON_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, i
 PYTHON_CHAIN = ('During handling of the above exception, another exception occurred:',
                 'The above exception was the direct cause of the following exception:')
 PYTHON_GROUP_MARGIN = re.compile(r'^\s*[|+](?:[-+]+.*)?\s?')
+PYTHON_GROUP_MEMBER = re.compile(r'^[\s|]*\+[-+]*-+ \d+ -+\s*$')   # +---- 2 ----: one of its
+                                                                # exceptions follows
 JAVA_FRAME = re.compile(r'^\s*at (?:[\w.$-]+(?:@[\w.-]+)?/)*(?P<name>[\w$.<>-]+)\('
                         r'(?P<where>[^()]*)\)\s*(?:~?\[.*\])?$')
 JAVA_WHERE = re.compile(r'(?P<file>[\w$.-]+\.\w+)(?::(?P<line>\d+))?$')
@@ -6418,6 +6420,7 @@ class TraceReader:
     def __init__(self):
         self.blocks, self.current, self.pending = [], None, None
         self.counts = collections.Counter()
+        self.member = False     # after an exception group's '+---- N ----' line
 
     def start(self, language, label, message=''):
         """Open a new block."""
@@ -6453,6 +6456,9 @@ class TraceReader:
                 return self.frame(pending[0], where['file'], where['line'], pending[2])
             if pending[0] == 'rust':      # a release build's frame names no file
                 self.frame('rust', '', 0, pending[2])
+        if PYTHON_GROUP_MEMBER.match(raw):
+            self.current, self.member = None, True
+            return
         python = PYTHON_GROUP_MARGIN.sub('', raw) if raw.lstrip()[:1] in '|+' else raw
         for reader in (self.python_line, self.java_line, self.go_line, self.rust_line,
                        self.node_line, self.dotnet_line):
@@ -6461,9 +6467,13 @@ class TraceReader:
 
     def python_line(self, line):
         stripped = line.strip()
+        member, self.member = self.member, self.member and not stripped
         if stripped.startswith(('Traceback (most recent call last)',
                                 'Exception Group Traceback (most recent call last)')):
             self.start('python', 'exception')
+            return True
+        if member and stripped and not PYTHON_FRAME.match(line):   # a member without a
+            self.start('python', 'exception', stripped)           # traceback: its message
             return True
         if stripped in PYTHON_CHAIN:
             if self.in_block('python'):
@@ -7363,7 +7373,8 @@ def format_traceback(explained, full=False, with_repo=False):
     out = []
     for block in explained:
         if block['language'] == 'python':
-            out.append('Traceback (most recent call last):')
+            if block['frames']:     # a group's exception without a traceback has none
+                out.append('Traceback (most recent call last):')
         else:
             out.append(f"{block['language']} {block['block']}:")
         for frame in block['frames']:

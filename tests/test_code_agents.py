@@ -716,6 +716,30 @@ class ParseTracebackTests(unittest.TestCase):
                         {'file': '/srv/proj/checks.py', 'line': 4, 'name': 'other'}],
              'message': 'TypeError: b', 'then': ''}])
 
+    def test_exceptions_of_a_group_without_tracebacks(self):
+        text = textwrap.dedent('''\
+              + Exception Group Traceback (most recent call last):
+              |   File "/srv/proj/main.py", line 3, in <module>
+              |     raise ExceptionGroup("g", [ValueError("a"), ExceptionGroup("inner", [
+              | ExceptionGroup: g (2 sub-exceptions)
+              +-+---------------- 1 ----------------
+                | ValueError: a
+                +---------------- 2 ----------------
+                | ExceptionGroup: inner (1 sub-exception)
+                +-+---------------- 1 ----------------
+                  | KeyError: 'k'
+                  +------------------------------------
+            After the group
+            ''')    # as Python 3.13 prints a group raised with exceptions never raised
+        self.assertEqual([(len(b['frames']), b['message']) for b in python_blocks(text)],
+                         [(1, 'ExceptionGroup: g (2 sub-exceptions)'), (0, 'ValueError: a'),
+                          (0, 'ExceptionGroup: inner (1 sub-exception)'), (0, "KeyError: 'k'")])
+        shown = code_search.format_traceback(code_search.explain_traceback([], text))
+        self.assertEqual(shown.splitlines()[-4:], ['ExceptionGroup: g (2 sub-exceptions)',
+                                                   'ValueError: a',
+                                                   'ExceptionGroup: inner (1 sub-exception)',
+                                                   "KeyError: 'k'"])
+
     def test_exception_group_inside_a_chain(self):
         text = textwrap.dedent('''\
             Traceback (most recent call last):
