@@ -75,7 +75,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'code_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 7          # layout of the index file (7: the checksum covers the root)
-PARSER_VERSION = 18         # how files become chunks; a change re-parses every file
+PARSER_VERSION = 19         # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 2       # how text becomes terms; a change re-parses every file
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
@@ -1666,9 +1666,9 @@ class JavaFile:
             default = DEFAULT_VALUE.search(header)
             stop = statement + (default.start() if default else len(header))
             method = self.method_header(statement, stop)
-            if method:
+            if method and not self.returns_nothing(statement, method[1]):   # B("b"); is an
                 self.decls.append(Decl(scope_name(scope, method[0]), 'method', statement,
-                                       semicolon, None, has_body=False))
+                                       semicolon, None, has_body=False))   # enum constant
             position = semicolon + 1
 
 

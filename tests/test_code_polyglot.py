@@ -459,6 +459,18 @@ class LinesTests(TempDirCase):
             ('Oid.OIW_DSA.registerNames', 6, 6), ('Oid.PLAIN.registerNames', 9, 9),
             ('Oid.Oid', 11, 11), ('Oid.Oid', 12, 12), ('Oid.registerNames', 13, 13),
             ('Oid.verifier', 14, 16)})
+        last = textwrap.dedent('''\
+            enum E4 {
+                A("a") {
+                    String f() { return "A"; }
+                },
+                B("b");
+                E4(String s) { }
+                abstract int g();
+            }
+            ''')        # B("b"); is the last constant, not a method without a body
+        self.assertEqual(definitions_of(last.encode(), 'E4.java'), {
+            ('E4', 1, 8), ('E4.A.f', 3, 3), ('E4.E4', 6, 6), ('E4.g', 7, 7)})
 
     def test_an_annotated_java_constant_has_a_body_and_a_static_block_has_none(self):
         source = textwrap.dedent('''\
