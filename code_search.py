@@ -6197,12 +6197,10 @@ def glob_pattern(glob):
         elif glob[i] == '?':
             out.append('[^/]')
             i += 1
-        elif glob[i] == '[' and ']' in glob[i + 2:]:
-            end = glob.index(']', i + 2)
-            body = glob[i + 1:end]
-            if body.startswith('!'):
-                body = '^' + body[1:]
-            out.append('(?!/)[' + body.replace('\\', '\\\\') + ']')    # never a '/'
+        elif glob[i] == '[' and glob.find(']', i + 2 + glob.startswith('[!', i)) > 0:
+            first = i + 1 + glob.startswith('[!', i)        # a ']' here is a member
+            end = glob.index(']', first + 1)
+            out.append(glob_class(glob[first:end], negated=first > i + 1))
             i = end + 1
         elif glob[i] == '\\' and i + 1 < len(glob):
             out.append(re.escape(glob[i + 1]))
@@ -6213,12 +6211,25 @@ def glob_pattern(glob):
     return ''.join(out)
 
 
+def glob_class(members, negated):
+    """The regex of a glob's [...] (negated: [!...]): its characters and a-z ranges, a
+    range the wrong way round matching nothing, as fnmatch has it; never a '/'."""
+    parts = re.findall(r'(.)-(.)|(.)', members, re.S)
+    kept = ''.join(re.escape(low) + '-' + re.escape(high) if low else re.escape(single)
+                   for low, high, single in parts if not low or low <= high)
+    if not kept:
+        return '[^/]' if negated else '(?!)'
+    return '(?!/)[' + '^' * negated + kept + ']'
+
+
 def glob_regex(glob):
     """The regex of one --path glob: a glob without a '/' matches a name at any depth,
-    one with a '/' is anchored at the root, and a folder matches everything under it
-    (src, src/ and src/** alike; / and . are the root)."""
+    one with a '/' is anchored at the root (./src too), and a folder matches everything
+    under it (src, src/ and src/** alike; / and . are the root)."""
     core = glob.strip()
     core = core[:-3] if core.endswith('/**') else core.rstrip('/')
+    while core.startswith('./'):                   # as a shell completes it: the root's
+        core = '/' + core[2:].lstrip('/')
     if core.strip('/') in ('', '.'):
         return re.compile('(?s:.*)')
     anchored = '/' in core
@@ -8372,7 +8383,11 @@ def make_handler(answer, allowed_hosts):
             if allowed_hosts and host.strip('[]') not in allowed_hosts:
                 return self.send(403, 'application/json',
                                  b'{"error": "this server answers requests for localhost only"}')
-            status, kind, payload = answer(self.command, self.path, body)
+            try:
+                status, kind, payload = answer(self.command, self.path, body)
+            except Exception as error:          # a bug answers 500, and the server goes on
+                status, kind = 500, 'application/json'
+                payload = json.dumps({'error': f'internal error: {error!r}'}).encode()
             self.send(status, kind, b'' if head else payload, len(payload))
 
         def send(self, status, kind, payload, length=None):
@@ -8386,8 +8401,9 @@ def make_handler(answer, allowed_hosts):
             self.end_headers()
             self.wfile.write(payload)
 
-        def log_message(self, format, *args):
-            print(f'{self.address_string()} {format % args}', file=sys.stderr, flush=True)
+        def log_message(self, format, *args):     # one write: threads' lines never mix
+            sys.stderr.write(f'{self.address_string()} {format % args}\n')
+            sys.stderr.flush()
 
     return Handler
 

@@ -68,7 +68,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'notes_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 6          # layout of the index file (6: the checksum covers the root)
-PARSER_VERSION = 8          # how notes become chunks; the tutorial's parser was 1
+PARSER_VERSION = 9          # how notes become chunks; the tutorial's parser was 1
 TOKENIZER_VERSION = 2       # how text becomes terms; a change re-parses every note
 
 DEFAULT_INDEX = 'index.json'     # the tutorial's name; code_search's is code_index.json
@@ -340,7 +340,7 @@ def line_of_offset(data, offset):
 # --- Chunking: a note's lines -> paragraphs under their heading path -----------------
 
 LINE_BREAK = re.compile(r'\r\n|\r|\n')
-ATX_HEADING = re.compile(r' {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$')
+ATX_HEADING = re.compile(r' {0,3}(#{1,6})(?:[ \t](.*))?$')    # its title: atx_heading
 SETEXT_UNDERLINE = re.compile(r' {0,3}(=+|-+)[ \t]*$')
 THEMATIC_BREAK = re.compile(r' {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$')
 FENCE = re.compile(r' {0,3}(`{3,}|~{3,})(.*)$')
@@ -349,8 +349,8 @@ LIST_MARKER = re.compile(r'(?:[-+*]|\d{1,9}[.)])(?= |$)')   # of a line without 
 YAML_KEY = re.compile(r'([A-Za-z_][\w-]*)[ \t]*:(.*)$')
 YAML_ITEM = re.compile(r'[ \t]*-(?:[ \t]+(.*))?$')
 YAML_OTHER = re.compile(r'[ \t]+\S|[ \t]*#|[ \t]*$')
-INLINE_CODE = re.compile(r'(`+).*?(?<!`)\1(?!`)')
-URL = re.compile(r'<[^>\s]*>|[A-Za-z][A-Za-z0-9+.-]*://\S*|www\.\S*')
+BACKTICKS = re.compile(r'`+')
+URL = re.compile(r'<[^>\s]*>|(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://\S*|www\.\S*')
 INLINE_TAG = re.compile(r'(?<!\S)#(\w[\w/-]*)')
 HEX_COLOUR = re.compile(r'(?=[a-f]*\d)(?:[0-9a-f]{6}|[0-9a-f]{8})')   # #1e90ff, not #2fa or #add
 BLOCK_MARKERS = '`~t#=-*_'   # first characters of lines that may be more than text
@@ -404,10 +404,45 @@ def front_matter(lines):
 def inline_tags(line):
     """#tags in a prose line, ignoring `code`, URLs, numbers like #12, colours like
     #FF0000 and a Korean particle after a # ('#으로 시작하는 줄': lines that start with #)."""
-    prose = URL.sub(' ', INLINE_CODE.sub(' ', line))
+    prose = URL.sub(' ', without_code_spans(line))
     tags = (tag.rstrip('/-').lower() for tag in INLINE_TAG.findall(prose))
     return [tag for tag in tags if tag and not tag.isdigit() and not HEX_COLOUR.fullmatch(tag)
             and tag not in KOREAN_PARTICLES]
+
+
+def without_code_spans(line):
+    """line with each `code` span made a space: a run of backticks opens a span that
+    the next run of as many closes (CommonMark), found in one pass over the runs, so
+    that a line of a thousand backticks takes no longer than any other."""
+    if '`' not in line:
+        return line
+    runs = [match.span() for match in BACKTICKS.finditer(line)]
+    later = collections.defaultdict(collections.deque)    # run length: its run numbers
+    for number, (start, end) in enumerate(runs):
+        later[end - start].append(number)
+    pieces, position, number = [], 0, 0
+    while number < len(runs):
+        start, end = runs[number]
+        same = later[end - start]
+        while same and same[0] <= number:
+            same.popleft()
+        if same:                                # closed: the span becomes one space
+            pieces += [line[position:start], ' ']
+            number = same.popleft()
+            position = runs[number][1]
+        number += 1
+    return ''.join(pieces) + line[position:]
+
+
+def atx_heading(line):
+    """(level, title) of an ATX heading line ('## Title ##'), else None; the title
+    without its closing #s, which only a space or tab may precede (CommonMark)."""
+    match = ATX_HEADING.match(line)
+    if not match:
+        return None
+    title = (match.group(2) or '').strip(' \t')
+    bare = title.rstrip('#')
+    return len(match.group(1)), bare.rstrip(' \t') if bare[-1:] in ('', ' ', '\t') else title
 
 
 def closes_fence(fence, line):
@@ -454,7 +489,8 @@ def indented_code(line, lists, in_paragraph):
 
 def scan_note(lines):
     """A note's tags and chunks: (tags, [(start, end, heading path)]), lines 1-based.
-    A note of headings only is one chunk, its headings, so that it can be found.
+    A note of headings only is one chunk, its headings, and in another note a heading
+    whose section holds no text is a chunk of its own, so that they can be found.
 
     Raises NoteSyntaxError for a `tags:` line after the body, as the tutorial does.
     """
@@ -462,12 +498,22 @@ def scan_note(lines):
     blocks, open_headings, path, first_heading, last_heading = [], [], (), None, 0
     start, fence, start_has_fence = 0, None, False
     lists, in_paragraph = [], False   # see indented_code
+    empty_sections = []     # headings whose sections hold no text: chunks of their own
 
     def close(end):
         nonlocal start
         if start:
             blocks.append((start, end, path))
             start = 0
+
+    def end_sections(level):
+        """Close the open headings of this level or deeper; one whose section got no
+        chunk is a chunk of its own heading lines, so that its words can be found."""
+        while open_headings and open_headings[-1][0] >= level:
+            _, _, lines_of_heading, chunks_before, heading_path = open_headings.pop()
+            if len(blocks) == chunks_before:
+                blocks.append(lines_of_heading + (heading_path,))
+                empty_sections.append(len(blocks) - 1)
 
     for number, line in enumerate(lines[first_body_line:], first_body_line + 1):
         if fence:
@@ -489,28 +535,27 @@ def scan_note(lines):
                 if not start:
                     start, start_has_fence = number, True
                 continue
-            if marker == 't' and stripped.startswith('tags:'):
+            if marker == 't' and stripped.startswith('tags:') and not code:
                 if blocks or start:
                     raise NoteSyntaxError(TAGS_AFTER_BODY, number)
                 tags += tag_list(stripped[5:])
                 continue
-            heading = ATX_HEADING.match(line) if marker == '#' else None
+            heading = atx_heading(line) if marker == '#' else None
             if heading or (marker in '=-' and start and not start_has_fence
                            and SETEXT_UNDERLINE.match(line)
                            and not LIST_OR_QUOTE.match(lines[start - 1])):
                 if heading:
                     close(number - 1)
-                    level, title = len(heading.group(1)), heading.group(2) or ''
+                    level, title = heading
                     tags += inline_tags(title) if '#' in title else []
                     heading_start = number
                 else:
                     level = 1 if marker == '=' else 2
                     title = ' '.join(part.strip() for part in lines[start - 1:number - 1])
                     heading_start, start = start, 0
-                while open_headings and open_headings[-1][0] >= level:
-                    open_headings.pop()
-                open_headings.append((level, title))
-                path = tuple(title for _, title in open_headings)
+                end_sections(level)
+                path = tuple(heading[1] for heading in open_headings) + (title,)
+                open_headings.append((level, title, (heading_start, number), len(blocks), path))
                 first_heading = first_heading or (heading_start, path)
                 last_heading = number
                 continue
@@ -523,8 +568,9 @@ def scan_note(lines):
         if '#' in line and not code:
             tags += inline_tags(line)
     close(len(lines))
-    if not blocks and first_heading:
-        blocks.append((first_heading[0], last_heading, first_heading[1]))
+    end_sections(1)
+    if len(blocks) == len(empty_sections) and first_heading:     # headings only: one chunk
+        blocks = [(first_heading[0], last_heading, first_heading[1])]
     return list(dict.fromkeys(tags)), blocks
 
 
@@ -1729,12 +1775,10 @@ def glob_pattern(glob):
         elif glob[i] == '?':
             out.append('[^/]')
             i += 1
-        elif glob[i] == '[' and ']' in glob[i + 2:]:
-            end = glob.index(']', i + 2)
-            body = glob[i + 1:end]
-            if body.startswith('!'):
-                body = '^' + body[1:]
-            out.append('(?!/)[' + body.replace('\\', '\\\\') + ']')    # never a '/'
+        elif glob[i] == '[' and glob.find(']', i + 2 + glob.startswith('[!', i)) > 0:
+            first = i + 1 + glob.startswith('[!', i)        # a ']' here is a member
+            end = glob.index(']', first + 1)
+            out.append(glob_class(glob[first:end], negated=first > i + 1))
             i = end + 1
         elif glob[i] == '\\' and i + 1 < len(glob):
             out.append(re.escape(glob[i + 1]))
@@ -1745,12 +1789,25 @@ def glob_pattern(glob):
     return ''.join(out)
 
 
+def glob_class(members, negated):
+    """The regex of a glob's [...] (negated: [!...]): its characters and a-z ranges, a
+    range the wrong way round matching nothing, as fnmatch has it; never a '/'."""
+    parts = re.findall(r'(.)-(.)|(.)', members, re.S)
+    kept = ''.join(re.escape(low) + '-' + re.escape(high) if low else re.escape(single)
+                   for low, high, single in parts if not low or low <= high)
+    if not kept:
+        return '[^/]' if negated else '(?!)'
+    return '(?!/)[' + '^' * negated + kept + ']'
+
+
 def glob_regex(glob):
     """The regex of one --path glob: a glob without a '/' matches a name at any depth,
-    one with a '/' is anchored at the root, and a folder matches everything under it
-    (src, src/ and src/** alike; / and . are the root)."""
+    one with a '/' is anchored at the root (./src too), and a folder matches everything
+    under it (src, src/ and src/** alike; / and . are the root)."""
     core = glob.strip()
     core = core[:-3] if core.endswith('/**') else core.rstrip('/')
+    while core.startswith('./'):                   # as a shell completes it: the root's
+        core = '/' + core[2:].lstrip('/')
     if core.strip('/') in ('', '.'):
         return re.compile('(?s:.*)')
     anchored = '/' in core
@@ -2175,7 +2232,11 @@ def make_handler(answer, allowed_hosts):
             if allowed_hosts and host.strip('[]') not in allowed_hosts:
                 return self.send(403, 'application/json',
                                  b'{"error": "this server answers requests for localhost only"}')
-            status, kind, payload = answer(self.command, self.path, body)
+            try:
+                status, kind, payload = answer(self.command, self.path, body)
+            except Exception as error:          # a bug answers 500, and the server goes on
+                status, kind = 500, 'application/json'
+                payload = json.dumps({'error': f'internal error: {error!r}'}).encode()
             self.send(status, kind, b'' if head else payload, len(payload))
 
         def send(self, status, kind, payload, length=None):
@@ -2189,8 +2250,9 @@ def make_handler(answer, allowed_hosts):
             self.end_headers()
             self.wfile.write(payload)
 
-        def log_message(self, format, *args):
-            print(f'{self.address_string()} {format % args}', file=sys.stderr, flush=True)
+        def log_message(self, format, *args):     # one write: threads' lines never mix
+            sys.stderr.write(f'{self.address_string()} {format % args}\n')
+            sys.stderr.flush()
 
     return Handler
 

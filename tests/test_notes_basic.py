@@ -160,7 +160,13 @@ class ParseTests(unittest.TestCase):
                          [(1, 2, ['Buy milk'], '# Buy milk\n## Tomorrow')])
         setext = ns.parse_note('tags: home\n\nGroceries\n=========\n', 'g.md')
         self.assertEqual([(c['start'], c['end'], c['tags']) for c in setext], [(3, 4, ['home'])])
-        self.assertEqual(len(ns.parse_note('# Title\n\nbody\n\n## Empty\n', 'b.md')), 1)
+        empty = ns.parse_note('# Home\n\nbody\n\n## Call plumber\n## Garden\n\nroses\n'
+                              '\n# Later\n## Someday\n', 'b.md')   # sections without text
+        self.assertEqual([(c['start'], c['end'], c['heading_path'], c['text']) for c in empty],
+                         [(3, 3, ['Home'], 'body'),
+                          (5, 5, ['Home', 'Call plumber'], '## Call plumber'),
+                          (8, 8, ['Home', 'Garden'], 'roses'),
+                          (11, 11, ['Later', 'Someday'], '## Someday')])
         self.assertEqual(ns.parse_note('', 'e.md'), [])
 
     def test_every_chunk_is_the_files_own_lines(self):
@@ -246,6 +252,10 @@ class TutorialApiTests(NotesCase):
         ns.build_index(self.root, self.index)
         self.assertEqual(stored_records(self.index)['code.md']['tags'],
                          ['build', 'continued', 'lazy'])
+        for text in ('Config example:\n\n    tags: [web]\n\nkiwi\n', '\ttags: web\n\nkiwi\n'):
+            chunks = ns.parse_note(text, 'config.md')        # code, not the note's tags line
+            self.assertEqual([(c['text'].strip(), c['tags']) for c in chunks][-2:],
+                             [('tags: [web]' if '[' in text else 'tags: web', []), ('kiwi', [])])
 
     def test_parser_version_change_reparses_everything(self):
         ns.build_index(self.root, self.index)

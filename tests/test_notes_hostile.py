@@ -146,6 +146,26 @@ class HostileTreeTests(TempDirCase):
         self.assertEqual(len(document['skipped']), len(expected))
 
     @unittest.skipUnless(IS_ROOT or os.name == 'posix', 'needs POSIX permissions')
+    def test_lines_that_make_backtracking_patterns_slow_are_read_at_once(self):
+        notes = self.tmp / 'notes'
+        notes.mkdir()
+        hostile = {'ticks.md': '#todo ' + '`' * 20000 + 'x',      # took hours (cubic)
+                   'title.md': '# Title' + ' ' * 300000 + 'todo',  # minutes (quadratic)
+                   'genome.md': 'see #todo ' + 'ACGT' * 400000}
+        for name, line in hostile.items():
+            (notes / name).write_text(line + '\n', encoding='utf-8')
+        (notes / 'code.md').write_text('`#no` and `` ` `` then #yes `#no2\n', encoding='utf-8')
+        run = run_cli('index', notes, '--out', self.tmp / 'i.json')     # within its timeout
+        self.assertEqual((run.returncode, run.stderr), (0, ''))
+        found = json.loads(run_cli('search', 'todo', '--index', self.tmp / 'i.json', '--json',
+                                   '--top-k', '5').stdout)['results']
+        self.assertEqual(sorted(hit['path'] for hit in found), sorted(hostile))
+        self.assertEqual(sorted(tag for hit in found for tag in hit['tags']), ['todo', 'todo'])
+        tags = json.loads(run_cli('tags', '--index', self.tmp / 'i.json', '--json').stdout)
+        self.assertEqual(tags, {'tags': [{'tag': 'todo', 'notes': 2}, {'tag': 'yes', 'notes': 1}]})
+        self.assertEqual(ns.atx_heading('## Title ##'), (2, 'Title'))
+        self.assertEqual(ns.atx_heading('# C#'), (1, 'C#'))
+
     def test_a_root_that_cannot_be_listed_is_refused_and_its_index_kept(self):
         notes = self.tmp / 'notes'
         notes.mkdir()

@@ -2,6 +2,7 @@
 left beside an index, --path globs, stale hits, the command line, and real Ctrl-C and
 SIGTERM at several moments of `index` with worker processes running."""
 import contextlib
+import io
 import itertools
 import json
 import os
@@ -10,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
@@ -204,7 +206,11 @@ class PathGlobTests(TempDirCase):
                          'pkg/sub/e.py'},
              '*.py,!src/**': {'pkg/d.py', 'pkg/sub/e.py', 'f.py', 'srcx/g.py'},
              '/': set(PATHS), './': set(PATHS), '/**': set(PATHS), '!/': set(), '!': set(PATHS),
-             '': set(PATHS)}
+             '': set(PATHS), './src': {'src/a.py', 'src/sub/b.py'}, './/pkg/*.py': {'pkg/d.py'},
+             '[c-f].py': {'lib/src/c.py', 'pkg/d.py', 'pkg/sub/e.py', 'f.py'},
+             '[!a-e].*': {'f.py', 'srcx/g.py', 'docs/h.md'}, '[[:alpha:]]': set(), '[!]': set(),
+             '[z-a].py': set(), '[!z-a].py': set(PATHS) - {'docs/h.md'},
+             '*.[!p]*': {'docs/h.md'}}
 
     def test_both_tools_read_a_glob_alike(self):
         for glob, expected in self.CASES.items():
@@ -265,6 +271,67 @@ class PathGlobTests(TempDirCase):
             suffix = '.py' if tool == 'code' else '.md'
             self.assertEqual(sorted(in_src), ['src/m0' + suffix, 'src/m1' + suffix])
             self.assertEqual(in_src, {path: everywhere[path] for path in in_src}, tool)
+
+
+class HandlerTests(unittest.TestCase):
+    """The HTTP request handler both servers use, on a real socket."""
+
+    def serve(self, tool, answer):
+        """A server of tool's handler for answer, on a free port; stopped after the test."""
+        import http.server
+        import threading
+        server = http.server.ThreadingHTTPServer(
+            ('127.0.0.1', 0), tool.make_handler(answer, {'127.0.0.1'}))
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        self.addCleanup(server.server_close)
+        self.addCleanup(server.shutdown)
+        return f'http://127.0.0.1:{server.server_address[1]}'
+
+    def log_file(self):
+        """A file for a server's log, removed after the test."""
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder)
+        return os.path.join(folder, 'log')
+
+    def test_a_failing_answer_is_a_500_reply_not_a_dropped_connection(self):
+        import urllib.error
+        import urllib.request
+
+        def broken(method, target, body):
+            raise ValueError('a bug')
+        for _, tool in TOOLS.values():
+            with self.subTest(tool=tool.TOOL), contextlib.redirect_stderr(io.StringIO()):
+                with self.assertRaises(urllib.error.HTTPError) as failed:
+                    urllib.request.urlopen(self.serve(tool, broken) + '/api/search?q=x',
+                                           timeout=30)
+                self.assertEqual(failed.exception.code, 500)
+                self.assertEqual(json.loads(failed.exception.read()),
+                                 {'error': "internal error: ValueError('a bug')"})
+
+    def test_one_log_line_per_request_from_many_threads(self):
+        import concurrent.futures
+        import urllib.request
+
+        def fine(method, target, body):
+            return 200, 'application/json', b'{}'
+        switching = sys.getswitchinterval()
+        self.addCleanup(sys.setswitchinterval, switching)
+        sys.setswitchinterval(1e-6)             # threads take turns as often as they can
+        for _, tool in TOOLS.values():
+            with self.subTest(tool=tool.TOOL), open(self.log_file(), 'w+') as log, \
+                    contextlib.redirect_stderr(log):
+                url = self.serve(tool, fine) + '/api/health?n='
+                with concurrent.futures.ThreadPoolExecutor(10) as pool:
+                    list(pool.map(lambda n: urllib.request.urlopen(url + str(n),
+                                                                   timeout=30).read(),
+                                  range(400)))
+                log.seek(0)
+                lines = log.read().split('\n')
+                self.assertEqual(lines.pop(), '')
+                self.assertEqual(len(lines), 400)
+                for line in lines:
+                    self.assertRegex(line, r'^127\.0\.0\.1 "GET /api/health\?n=\d+ HTTP/1\.1" 200 -$')
 
 
 class StaleHitTests(TempDirCase):
