@@ -1692,7 +1692,7 @@ def rank(search_index, question, tags=(), paths=(), limit=DEFAULT_TOP_K, explain
     index = search_index.index
     terms = query_terms(question)
     scores, note_scores = bm25_scores(search_index, terms)
-    wanted_tags = {tag.lower().lstrip('#') for tag in tags}
+    wanted_tags = {tag.lower().lstrip('#') for tag in tags} - {''}    # '' or '#' asks nothing
     accept = path_filter(paths) if paths else None
     allowed, candidates = {}, []
     for (fid, local), score in scores.items():
@@ -2115,7 +2115,7 @@ def api_search(search_index, params, body):
     question = api_value(params, 'q')
     top_k = api_value(params, 'top_k', 'number', API_TOP_K, 1, API_TOP_K_LIMIT)
     hits = mark_stale(search_index, rank(search_index, question,
-                                         [tag for tag in params.get('tag', []) if tag],
+                                         params.get('tag', []),
                                          params.get('path', []), top_k,
                                          api_value(params, 'explain', 'flag', False)))
     return hits_json(question, hits)

@@ -496,6 +496,7 @@ class CliTests(NotesCase):
         self.assertEqual(ids('--tag', 'rag', '--tag', 'backend'), ['x/both.md'])
         self.assertEqual(ids('--tag', 'rag'), ['x/both.md', 'x/one.md'])
         self.assertEqual(ids('--tag', 'BACKEND'), ['meeting.md', 'x/both.md'])
+        self.assertEqual(ids('--tag', ''), ids())           # as the API's empty tag=: no filter
         self.assertEqual(ids('--path', 'x/*'), ['x/both.md', 'x/one.md'])
         self.assertEqual(ids('--path', 'x/*', '--path', '!*/one.md'), ['x/both.md'])
         self.assertEqual(ids('--path', '!x/*'), ['meeting.md'])
