@@ -76,7 +76,7 @@ TOOL = 'code_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 7          # layout of the index file (7: the checksum covers the root)
 PARSER_VERSION = 19         # how files become chunks; a change re-parses every file
-TOKENIZER_VERSION = 2       # how text becomes terms; a change re-parses every file
+TOKENIZER_VERSION = 3       # how text becomes terms; a change re-parses every file
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
 DEFAULT_TOP_K = 2           # the tutorial's default
@@ -4406,12 +4406,20 @@ def word_terms(word):
     return tuple(parts)
 
 
+def composed(text):
+    """text in Unicode's composed form (NFC): Hangul typed on macOS or copied from its
+    file names comes decomposed, and must find the same words and paths."""
+    if text.isascii() or unicodedata.is_normalized('NFC', text):
+        return text
+    return unicodedata.normalize('NFC', text)
+
+
 def count_terms(text):
     """Term frequencies of a text; a long text counts its words first, so each distinct
     word is split once."""
     counts = {}
     get = counts.get
-    words = WORD.findall(text)
+    words = WORD.findall(composed(text))
     for word, n in (collections.Counter(words).items() if len(words) > 30
                     else zip(words, itertools.repeat(1))):
         for term in word_terms(word):
@@ -4571,7 +4579,7 @@ def query_terms(question):
             weights[term] = max(weights.get(term, 0), weight)
             concepts.setdefault(term, concept or term)
 
-    words = WORD.findall(question)
+    words = WORD.findall(composed(question))
     for word in words:
         add(word, 1.0)
     for dotted in re.findall(r'(?<!\w)[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+',
@@ -6226,7 +6234,7 @@ def glob_regex(glob):
     """The regex of one --path glob: a glob without a '/' matches a name at any depth,
     one with a '/' is anchored at the root (./src too), and a folder matches everything
     under it (src, src/ and src/** alike; / and . are the root)."""
-    core = glob.strip()
+    core = composed(glob.strip())
     core = core[:-3] if core.endswith('/**') else core.rstrip('/')
     while core.startswith('./'):                   # as a shell completes it: the root's
         core = '/' + core[2:].lstrip('/')
@@ -6251,6 +6259,7 @@ def path_filter(globs):
     exclude = [glob_regex(g[1:]) for g in globs if g.startswith('!')]
 
     def accepts(relative):
+        relative = composed(relative)
         if include and not any(r.match(relative) for r in include):
             return False
         return not any(r.match(relative) for r in exclude)
@@ -6282,7 +6291,7 @@ def file_filter(records, globs, languages):
 def unmatched_globs(relatives, globs):
     """The including globs that match none of the relative paths."""
     return [glob for glob in split_globs(globs) if not glob.startswith('!')
-            and not any(glob_regex(glob).match(relative) for relative in relatives)]
+            and not any(glob_regex(glob).match(composed(relative)) for relative in relatives)]
 
 
 # --- Reading hits back: source text and staleness --------------------------------------

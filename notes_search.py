@@ -53,6 +53,7 @@ import re
 import secrets
 import stat
 import time
+import unicodedata
 import zlib
 from typing import NamedTuple
 
@@ -69,7 +70,7 @@ TOOL = 'notes_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 6          # layout of the index file (6: the checksum covers the root)
 PARSER_VERSION = 9          # how notes become chunks; the tutorial's parser was 1
-TOKENIZER_VERSION = 2       # how text becomes terms; a change re-parses every note
+TOKENIZER_VERSION = 3       # how text becomes terms; a change re-parses every note
 
 DEFAULT_INDEX = 'index.json'     # the tutorial's name; code_search's is code_index.json
 DEFAULT_TOP_K = 3
@@ -675,12 +676,21 @@ class RunTerms(dict):
         return terms
 
 
+def composed(text):
+    """text in Unicode's composed form (NFC): Hangul typed on macOS or copied from its
+    file names comes decomposed, and must find the same words and paths."""
+    if text.isascii() or unicodedata.is_normalized('NFC', text):
+        return text
+    return unicodedata.normalize('NFC', text)
+
+
 MNEMONIC = re.compile(r'\[([^\W\d_]{1,3})\](?=[^\W\d_])')   # tldr's E[x]tract, [c]reate
 
 
 def word_runs(text):
     """The runs of word characters of text, lower-cased where ASCII, repeats kept; a
     letter in brackets inside a word (E[x]tract, as tldr marks an option) joins it."""
+    text = composed(text)
     if '[' in text:
         text = MNEMONIC.sub(r'\1', text)
     return text.encode('utf-8', 'replace').translate(ASCII_FOLD).decode('utf-8').split()
@@ -1804,7 +1814,7 @@ def glob_regex(glob):
     """The regex of one --path glob: a glob without a '/' matches a name at any depth,
     one with a '/' is anchored at the root (./src too), and a folder matches everything
     under it (src, src/ and src/** alike; / and . are the root)."""
-    core = glob.strip()
+    core = composed(glob.strip())
     core = core[:-3] if core.endswith('/**') else core.rstrip('/')
     while core.startswith('./'):                   # as a shell completes it: the root's
         core = '/' + core[2:].lstrip('/')
@@ -1829,6 +1839,7 @@ def path_filter(globs):
     exclude = [glob_regex(g[1:]) for g in globs if g.startswith('!')]
 
     def accepts(relative):
+        relative = composed(relative)
         if include and not any(r.match(relative) for r in include):
             return False
         return not any(r.match(relative) for r in exclude)
@@ -1838,7 +1849,7 @@ def path_filter(globs):
 def unmatched_globs(relatives, globs):
     """The including globs that match none of the relative paths."""
     return [glob for glob in split_globs(globs) if not glob.startswith('!')
-            and not any(glob_regex(glob).match(relative) for relative in relatives)]
+            and not any(glob_regex(glob).match(composed(relative)) for relative in relatives)]
 
 
 # --- Reading hits back: is the note still the one indexed? ----------------------------

@@ -2,6 +2,7 @@
 left beside an index, --path globs, stale hits, the command line, and real Ctrl-C and
 SIGTERM at several moments of `index` with worker processes running."""
 import contextlib
+import functools
 import io
 import itertools
 import json
@@ -332,6 +333,20 @@ class HandlerTests(unittest.TestCase):
                 self.assertEqual(len(lines), 400)
                 for line in lines:
                     self.assertRegex(line, r'^127\.0\.0\.1 "GET /api/health\?n=\d+ HTTP/1\.1" 200 -$')
+
+
+class ComposedTextTests(TempDirCase):
+    def test_decomposed_hangul_is_found_by_the_composed_words_and_paths_typed(self):
+        import unicodedata
+        nfd = functools.partial(unicodedata.normalize, 'NFD')     # as macOS names files
+        write(self.tmp / 'notes' / nfd('회의록.md'), nfd('# 회의\n\n캐시를 정리\n'))
+        write(self.tmp / 'code' / nfd('캐시.py'), nfd("def clean():\n    '캐시를 정리합니다.'\n"))
+        for tool, glob in (('notes', '회의록.md'), ('code', '캐시.py')):
+            with self.subTest(tool=tool):
+                run(tool, 'index', tool, '--out', f'{tool}.json', cwd=self.tmp)
+                found = json.loads(run(tool, 'search', '캐시 정리', '--index', f'{tool}.json',
+                                       '--path', glob, '--json', cwd=self.tmp).stdout)
+                self.assertEqual([hit['path'] for hit in found['results']], [nfd(glob)])
 
 
 class StaleHitTests(TempDirCase):
