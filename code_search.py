@@ -6378,8 +6378,8 @@ JAVA_HEADER = re.compile(r'^(?:Exception in thread "[^"]*" |(?P<cause>\s*Caused 
                          r'(?P<suppressed>\s*Suppressed: )|Unhandled [Ee]xception[.:] )?'  # .NET's
                          r'(?P<message>[\w$.]+(?:Exception|Error|Throwable|Failure|Exit)\b.*)$')
 JAVA_MORE = re.compile(r'^\s*\.\.\. \d+ (?:more|common frames omitted)$')
-NODE_FRAME = re.compile(r'^\s*at (?:(?P<name>[^()]*?) \((?P<where>.+)\)|(?P<bare>\S+(?: (?!\{)\S+)?))'
-                        r'(?: \{)?\s*$')
+NODE_FRAME = re.compile(r'^\s*at (?:(?P<name>[^()]*?) \((?P<where>.+)\)'
+                        r'|(?P<bare>\S+(?: (?!\{)\S+)?))(?: \{)?\s*$')
 NODE_WHERE = re.compile(r'^(?P<file>.+?):(?P<line>\d+):(?P<column>\d+)$')
 NODE_HEADER = re.compile(r'^\s*(?:\[cause\]: )?(?P<message>(?:[A-Z]\w*)?(?:Error|Exception)'
                          r'\b(?: \[[\w_]+\])?(?::.*)?)(?: \{)?$')
@@ -6717,8 +6717,8 @@ def locate(index, path, line, name=''):
                     for local, row in enumerate(rows) if row[ROW_START] <= line <= row[ROW_END])
     if not inside:
         return None
-    named = [place for place in inside if name and rows[inside[0][2]][ROW_START] == line
-             and answers_to(rows[place[2]], name)]
+    begins_here = bool(name) and rows[inside[0][2]][ROW_START] == line
+    named = [place for place in inside if begins_here and answers_to(rows[place[2]], name)]
     return dict(chunk_entry(index, numbers.start + (named or inside)[0][2]), line=line)
 
 
