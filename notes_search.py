@@ -537,7 +537,7 @@ def scan_note(lines):
                     start, start_has_fence = number, True
                 continue
             if marker == 't' and stripped.startswith('tags:') and not code:
-                if blocks or start:
+                if len(blocks) > len(empty_sections) or start:      # headings are no body
                     raise NoteSyntaxError(TAGS_AFTER_BODY, number)
                 tags += tag_list(stripped[5:])
                 continue

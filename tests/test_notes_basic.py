@@ -167,6 +167,9 @@ class ParseTests(unittest.TestCase):
                           (5, 5, ['Home', 'Call plumber'], '## Call plumber'),
                           (8, 8, ['Home', 'Garden'], 'roses'),
                           (11, 11, ['Later', 'Someday'], '## Someday')])
+        tagged = ns.parse_note('# A\n# B\ntags: x\n\nbody\n', 't.md')    # headings are no body
+        self.assertEqual([(c['heading_path'], c['tags']) for c in tagged],
+                         [(['A'], ['x']), (['B'], ['x'])])
         self.assertEqual(ns.parse_note('', 'e.md'), [])
 
     def test_every_chunk_is_the_files_own_lines(self):
