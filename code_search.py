@@ -155,6 +155,8 @@ API_FIELDS_LIMIT = 64       # parameters of one request
 API_BODY_LIMIT = 1 << 20    # bytes of a POST body (a stack trace)
 API_TOP_K, API_TOP_K_LIMIT = 10, 100   # /api/search's results: by default, at most
 TRACE_LIMIT = 64 << 20      # bytes of a trace or log `trace` reads
+TRACE_MESSAGE_LIMIT = 10000  # characters of a Python exception's message kept (a log's lines
+                             # may follow it)
 API_GREP_RESULTS = 200      # /api/grep's matches when max_results is not given
 API_GREP_LIMIT = 5000       # ... and the most it may ask for
 GREP_SECONDS = 10           # grep stops a pattern that searches one file this long
@@ -1493,9 +1495,8 @@ JAVA_STATEMENT_WORDS = frozenset('if for while switch catch try return new throw
 JAVA_MODIFIERS = frozenset('''public protected private static final abstract native
 synchronized transient volatile strictfp default sealed non-sealed'''.split())
 JAVA_TYPE_TOKENS = re.compile(r'[\w$\s.<>\[\],?&]*\Z')
-THROWS = re.compile(r'\s*throws\s+[\w$.<>,\s]+\Z')
-DEFAULT_VALUE = re.compile(r'\s*default\s+[^;]*\Z', re.S)
-JAVA_ARRAY_DEFAULT = re.compile(r'\s*\bdefault\s*\Z')     # an annotation element's default {...}
+THROWS = re.compile(r'\bthrows\s+[\w$.<>,\s]+\Z')     # (no leading \s*: from each space of
+DEFAULT_VALUE = re.compile(r'\bdefault\s+[^;]*\Z', re.S)   # a long one it would rescan it)
 ANNOTATION = re.compile(r'@[\w$.]+')
 NEW_CLASS = re.compile(r'\bnew\s+[\w$.]+\s*(?:<[^;{}]*>)?\s*\Z')
 KINDS = {'class': 'class', 'interface': 'interface', 'enum': 'enum', 'record': 'record',
@@ -1519,7 +1520,7 @@ class JavaFile:
         end = start + len(header)
         throws = THROWS.search(header)
         if throws:
-            end = start + throws.start()
+            end = start + len(header[:throws.start()].rstrip())
         if end <= start or self.masked[end - 1] != ')':
             return None
         opener = self.closers.get(end - 1)
@@ -1568,9 +1569,9 @@ class JavaFile:
                 and not self.anonymous_class(start, child.open):
             self.walk(child, scope, 'body' if context != 'file' else 'file')
             return                      # record R(@Ann({1}) int b): an argument's array
-        element = context == 'type' and JAVA_ARRAY_DEFAULT.search(masked, start, child.open)
-        if element:                             # String[] names() default {};
-            method = self.method_header(start, element.start())
+        element = self.default_at(start, child.open) if context == 'type' else None
+        if element is not None:                 # String[] names() default {};
+            method = self.method_header(start, element)
             if method:
                 semicolon = masked.find(';', child.close)
                 self.decls.append(Decl(scope_name(scope, method[0]), 'method', start,
@@ -1613,6 +1614,16 @@ class JavaFile:
             self.walk(child, scope + ['<anonymous>'], 'type', '<anonymous>')
             return
         self.walk(child, scope, 'body' if context != 'file' else 'file')
+
+    def default_at(self, start, end):
+        """Where the `default` that masked[start:end] ends with (an annotation element's
+        array default: String[] names() default {...}) and the spaces before it begin, or
+        None.  (A regex anchored at the end rescanned a long masked comment from each
+        of its spaces.)"""
+        head = self.masked[start:end].rstrip()
+        if not head.endswith('default') or head[-8:-7].isalnum() or head[-8:-7] == '_':
+            return None
+        return start + len(head[:-7].rstrip())
 
     def enum_constant(self, start, open_brace, type_name):
         """The name of the enum constant whose body opens at open_brace, or None: the
@@ -2258,7 +2269,9 @@ def rust_declarations(scanned):
 KOTLIN_KEYWORD = re.compile(r'[fciotvgs](?<![\w`@.$][fciotvgs])(?:(?<=f)un|(?<=c)lass'
                      r'|(?<=i)n(?:terface|it)|(?<=o)bject|(?<=t)ypealias|(?<=c)onstructor'
                      r'|(?<=v)a[lr]|(?<=[gs])et)(?![\w`])')
-KOTLIN_ANNOTATION = r'@[\w.]+\s*(?:\([^()]*\))?\s*'     # @A or @B("x"), before a name
+KOTLIN_ANNOTATION = r'@[\w.]+(?:\s*\([^()]*\))?\s*'     # @A or @B("x"), before a name:
+                                                        # one \s* between two, or a run of
+                                                        # them could split it many ways
 KOTLIN_ACCESSOR_PARAMETERS = {'get': re.compile(r'\(\s*\)'),      # get(), set(value[: T])
                               'set': re.compile(r'\(\s*(?:' + KOTLIN_ANNOTATION + ')*'
                                                 r'[^\W\d]\w*\s*(?::[^()]*)?\)')}
@@ -4313,7 +4326,7 @@ FINDERS = {'java': java_declarations, 'kotlin': kotlin_declarations,
            'javascript': js_declarations, 'typescript': js_declarations}
 # --- Chunking: other text files, in line windows -----------------------------------
 
-MARKDOWN_HEADING = re.compile(r' {0,3}#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$')
+MARKDOWN_HEADING = re.compile(r' {0,3}#{1,6}[ \t]+(\S.*)')   # its closing #s: below
 MARKDOWN_FENCE = re.compile(r' {0,3}(`{3,}|~{3,})')
 
 
@@ -4348,7 +4361,9 @@ def markdown_headings(lines):
         else:
             heading = MARKDOWN_HEADING.match(line)
             if heading:
-                headings[number] = ' '.join(heading.group(1).split())
+                title = heading.group(1).rstrip()
+                bare = title.rstrip('#')        # '## Title ##', but C# stays C#
+                headings[number] = ' '.join((bare if bare[-1:].isspace() else title).split())
     return headings
 
 
@@ -5885,7 +5900,7 @@ def message_type(question):
 
 
 STRING_LITERALS = re.compile(r'''(?:[rbfuRBFU]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`)\s*\+?\s*)+''')
-PLACEHOLDER = re.compile(r'%(?:\([^)]*\))?[-#0 +]*\d*(?:\.\d+)?[a-zA-Z]|\$?\{[^{}]*\}')
+PLACEHOLDER = re.compile(r'%(?:\([^)]*\))?[-#0 +]*(?:[1-9]\d*)?(?:\.\d+)?[a-zA-Z]|\$?\{[^{}]*\}')
 PHRASE_TOKEN = re.compile(r'\x00|\w+')
 
 
@@ -6369,7 +6384,7 @@ PYTHON_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, i
 PYTHON_CHAIN = ('During handling of the above exception, another exception occurred:',
                 'The above exception was the direct cause of the following exception:')
 PYTHON_GROUP_MARGIN = re.compile(r'^\s*[|+](?:[-+]+.*)?\s?')
-PYTHON_GROUP_MEMBER = re.compile(r'^[\s|]*\+[-+]*-+ \d+ -+\s*$')   # +---- 2 ----: one of its
+PYTHON_GROUP_MEMBER = re.compile(r'^[\s|]*\+[-+]+ \d+ -+\s*$')   # +---- 2 ----: one of its
                                                                 # exceptions follows
 JAVA_FRAME = re.compile(r'^\s*at (?:[\w.$-]+(?:@[\w.-]+)?/)*(?P<name>[\w$.<>-]+)\('
                         r'(?P<where>[^()]*)\)\s*(?:~?\[.*\])?$')
@@ -6508,7 +6523,8 @@ class TraceReader:
             return True
         if self.in_block('python') and self.current['frames'] and stripped \
                 and not line.startswith((' ', '\t')) and not LOG_RECORD.match(stripped):
-            self.current['message'] = (self.current['message'] + '\n' + stripped).strip()
+            if len(self.current['message']) < TRACE_MESSAGE_LIMIT:    # a log after it
+                self.current['message'] = (self.current['message'] + '\n' + stripped).strip()
             return True
         return False
 
@@ -6637,7 +6653,7 @@ FRAME_NAME_PARTS = re.compile(r'[A-Za-z_$][\w$]*')
 def frame_function(name):
     """The function a printed frame name names, to break ties and label output:
     lambda$run$0 -> run, (*List[...]).At -> At, <T as Trait>::m -> m, new Foo -> Foo."""
-    name = re.sub(r'\{\{closure\}\}|\{closure#\d+\}|::\{\{.*?\}\}', '', name)
+    name = re.sub(r'\{\{closure\}\}|\{closure#\d+\}|::\{\{[^{}]*\}\}', '', name)
     name = re.sub(r'\[as \w+\]|^(?:async |new |created by )', '', name).strip()
     lambda_name = re.search(r'lambda\$([\w]+)\$\d+', name)
     if lambda_name:

@@ -42,8 +42,8 @@ DROP_PRIVILEGES = (
     'sys.exit(code_search.main(sys.argv[2:]))\n')
 
 
-def run_cli(*args, cwd=None, timeout=120):
-    return support.run_cli(TOOL, *args, cwd=cwd, timeout=timeout)
+def run_cli(*args, cwd=None, timeout=120, input=None):
+    return support.run_cli(TOOL, *args, cwd=cwd, timeout=timeout, input=input)
 
 
 def run_main(*args, cwd=None):
@@ -302,6 +302,43 @@ class DeepNestingTests(HostileCase):
 
 
 @unittest.skipUnless(hasattr(os, 'mkfifo') and hasattr(socket, 'AF_UNIX'), 'POSIX only')
+class BacktrackingTests(HostileCase):
+    """Inputs that made a pattern backtrack for minutes or hours are read in a moment
+    (index's timeout here is 60 s; each took far longer before)."""
+
+    def test_lexers_and_headings(self):
+        write(self.root / 'A.kt', 'class Outer {\n    class Empty\n' +       # exponential
+              ''.join(f'    @Ann{n}\n' for n in range(40)) + '    var x = 1\n}\n')
+        write(self.root / 'T.java', 'class T {\n    @Test\n' + ''.join(      # quadratic
+            f'    //    assertEquals(1, foo({n}));\n' for n in range(20000)) +
+            '    public void f() throws IOException {}\n'
+            '    @interface A { String[] names() default {}; }\n}\n')
+        write(self.root / 'README.md', '# a' + ' ' * 300000 + 'b\n# Title ##\n\ntext\n')
+        self.index()
+        found = json.loads(run_cli('outline', '--index', self.out, '--json').stdout)['files']
+        self.assertEqual({(f['path'], c['symbol'], c['kind']) for f in found
+                          for c in f['chunks'] if f['path'] != 'good.py'},
+                         {('A.kt', 'Outer', 'class'), ('A.kt', 'Outer.Empty', 'class'),
+                          ('T.java', 'T', 'class'), ('T.java', 'T.f', 'method'),
+                          ('T.java', 'T.A', 'annotation'), ('T.java', 'T.A.names', 'method'),
+                          ('README.md', 'a b', 'window')})
+
+    def test_traces(self):
+        traces = {'rust': '   0: ' + 'a::{{' * 100000 + '\n             at src/main.rs:3:5\n',
+                  'python': 'Traceback (most recent call last):\n  File "good.py", line 1, '
+                            'in <module>\n' + 'ValueError: x\n' * 500000,
+                  'group': '  +' + '-' * 1000000 + ' 1 -\n'}
+        self.index()
+        for name, text in traces.items():
+            with self.subTest(name=name):
+                result = run_cli('trace', '-', '--index', self.out, '--json', input=text)
+                self.assertEqual(result.returncode, 0, result.stderr[-300:])
+                blocks = json.loads(result.stdout)['exceptions']
+                if name == 'python':
+                    self.assertLessEqual(len(blocks[0]['message']),
+                                         code_search.TRACE_MESSAGE_LIMIT + 20)
+
+
 class SpecialFileTests(HostileCase):
     def test_fifo(self):
         os.mkfifo(self.root / 'fifo.py')
