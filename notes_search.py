@@ -1779,7 +1779,7 @@ def glob_pattern(glob):
             out.append('.*')
             i += 2
         elif glob[i] == '*':                # and a ** next to anything but '/', as git has it
-            out.append('[^/]*')
+            out.append(None)                    # a star: see atomic_stars
             while glob.startswith('*', i):      # one for a run: [^/]*[^/]* backtracks
                 i += 1
         elif glob[i] == '?':
@@ -1796,7 +1796,31 @@ def glob_pattern(glob):
         else:
             out.append(re.escape(glob[i]))
             i += 1
-    return ''.join(out)
+    return atomic_stars(out)
+
+
+def atomic_stars(pieces):
+    """glob_pattern's pieces joined, a star (None) being [^/]*.  Between two stars the
+    fixed part is matched at its first place and never tried at another (a lookahead
+    kept by a backreference, as fnmatch does): the later star takes up the rest, so
+    nothing is lost, and *a*a*a*b against a long name takes linear time, not a power."""
+    joined, i = [], 0
+    while i < len(pieces):
+        if pieces[i] is not None:
+            joined.append(pieces[i])
+            i += 1
+            continue
+        j = i + 1
+        while j < len(pieces) and pieces[j] is not None and '.*' not in pieces[j]:
+            j += 1                              # the fixed part, up to a star or a **
+        if j < len(pieces) and pieces[j] is None and j > i + 1:
+            name = f'star{i}'
+            joined.append(f'(?=(?P<{name}>[^/]*?{"".join(pieces[i + 1:j])}))(?P={name})')
+            i = j
+        else:
+            joined.append('[^/]*')
+            i += 1
+    return ''.join(joined)
 
 
 def glob_class(members, negated):

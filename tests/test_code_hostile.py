@@ -323,6 +323,16 @@ class BacktrackingTests(HostileCase):
                           ('T.java', 'T.A', 'annotation'), ('T.java', 'T.A.names', 'method'),
                           ('README.md', 'a b', 'window')})
 
+    def test_globs_of_many_stars(self):
+        long_name = 'a' * 200 + '.py'
+        write(self.root / long_name, 'def long_named():\n    pass\n')
+        write(self.root / '.gitignore', '*a*a*a*a*a*a*a*a*b\n')        # ignores no file here
+        self.index()
+        result = run_cli('search', 'long_named', '--index', self.out, '--json',
+                         '--path', '*a*a*a*a*a*a*a*a*.py')
+        self.assertEqual([hit['path'] for hit in json.loads(result.stdout)['results']],
+                         [long_name])
+
     def test_traces(self):
         traces = {'rust': '   0: ' + 'a::{{' * 100000 + '\n             at src/main.rs:3:5\n',
                   'python': 'Traceback (most recent call last):\n  File "good.py", line 1, '
