@@ -301,7 +301,6 @@ class DeepNestingTests(HostileCase):
         self.assertEqual(hit['symbol'].count('.'), depth - 1)
 
 
-@unittest.skipUnless(hasattr(os, 'mkfifo') and hasattr(socket, 'AF_UNIX'), 'POSIX only')
 class BacktrackingTests(HostileCase):
     """Inputs that made a pattern backtrack for minutes or hours are read in a moment
     (index's timeout here is 60 s; each took far longer before)."""
@@ -349,6 +348,7 @@ class BacktrackingTests(HostileCase):
                                          code_search.TRACE_MESSAGE_LIMIT + 20)
 
 
+@unittest.skipUnless(hasattr(os, 'mkfifo') and hasattr(socket, 'AF_UNIX'), 'POSIX only')
 class SpecialFileTests(HostileCase):
     def test_fifo(self):
         os.mkfifo(self.root / 'fifo.py')
