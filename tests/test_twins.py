@@ -277,6 +277,11 @@ class PathGlobTests(TempDirCase):
 class HandlerTests(unittest.TestCase):
     """The HTTP request handler both servers use, on a real socket."""
 
+    def open(self, url):
+        """A response to GET url, never through a proxy."""
+        import urllib.request
+        return urllib.request.build_opener(urllib.request.ProxyHandler({})).open(url, timeout=30)
+
     def serve(self, tool, answer):
         """A server of tool's handler for answer, on a free port; stopped after the test."""
         import http.server
@@ -297,22 +302,19 @@ class HandlerTests(unittest.TestCase):
 
     def test_a_failing_answer_is_a_500_reply_not_a_dropped_connection(self):
         import urllib.error
-        import urllib.request
 
         def broken(method, target, body):
             raise ValueError('a bug')
         for _, tool in TOOLS.values():
             with self.subTest(tool=tool.TOOL), contextlib.redirect_stderr(io.StringIO()):
                 with self.assertRaises(urllib.error.HTTPError) as failed:
-                    urllib.request.urlopen(self.serve(tool, broken) + '/api/search?q=x',
-                                           timeout=30)
+                    self.open(self.serve(tool, broken) + '/api/search?q=x')
                 self.assertEqual(failed.exception.code, 500)
                 self.assertEqual(json.loads(failed.exception.read()),
                                  {'error': "internal error: ValueError('a bug')"})
 
     def test_one_log_line_per_request_from_many_threads(self):
         import concurrent.futures
-        import urllib.request
 
         def fine(method, target, body):
             return 200, 'application/json', b'{}'
@@ -324,15 +326,14 @@ class HandlerTests(unittest.TestCase):
                     contextlib.redirect_stderr(log):
                 url = self.serve(tool, fine) + '/api/health?n='
                 with concurrent.futures.ThreadPoolExecutor(10) as pool:
-                    list(pool.map(lambda n: urllib.request.urlopen(url + str(n),
-                                                                   timeout=30).read(),
-                                  range(400)))
+                    list(pool.map(lambda n: self.open(url + str(n)).read(), range(400)))
                 log.seek(0)
                 lines = log.read().split('\n')
                 self.assertEqual(lines.pop(), '')
                 self.assertEqual(len(lines), 400)
                 for line in lines:
-                    self.assertRegex(line, r'^127\.0\.0\.1 "GET /api/health\?n=\d+ HTTP/1\.1" 200 -$')
+                    self.assertRegex(line,
+                                     r'^127\.0\.0\.1 "GET /api/health\?n=\d+ HTTP/1\.1" 200 -$')
 
 
 class ComposedTextTests(TempDirCase):
