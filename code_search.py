@@ -6746,9 +6746,9 @@ def file_chunk_numbers(index, path):
 
 def locate(index, path, line, name=''):
     """The innermost indexed chunk of a file that contains a line, or None.  Given a
-    trace frame's function name (lowercased) and a line where that chunk begins, the
-    innermost chunk so named: a definition's first line (`class Local:`, a decorator, a
-    callback passed on the line) runs in the code around it, for a frame `in top`."""
+    trace frame's function name (lowercased), the innermost chunk so named, if one holds
+    the line: a definition's header (`class Local:`, a decorator, `def m(self):`, a
+    callback passed on a line) runs in the code around it, for a frame `in top`."""
     numbers = file_chunk_numbers(index, path)
     rows = file_rows(index, index['order'][bisect.bisect_right(index['starts'],
                                                                numbers.start) - 1]) \
@@ -6757,8 +6757,7 @@ def locate(index, path, line, name=''):
                     for local, row in enumerate(rows) if row[ROW_START] <= line <= row[ROW_END])
     if not inside:
         return None
-    begins_here = bool(name) and rows[inside[0][2]][ROW_START] == line
-    named = [place for place in inside if begins_here and answers_to(rows[place[2]], name)]
+    named = [place for place in inside if name and answers_to(rows[place[2]], name)]
     return dict(chunk_entry(index, numbers.start + (named or inside)[0][2]), line=line)
 
 
