@@ -4326,7 +4326,7 @@ FINDERS = {'java': java_declarations, 'kotlin': kotlin_declarations,
            'javascript': js_declarations, 'typescript': js_declarations}
 # --- Chunking: other text files, in line windows -----------------------------------
 
-MARKDOWN_HEADING = re.compile(r' {0,3}#{1,6}[ \t]+(\S.*)')   # its closing #s: below
+ATX_HEADING = re.compile(r' {0,3}(#{1,6})(?:[ \t](.*))?$')    # its title: atx_heading
 MARKDOWN_FENCE = re.compile(r' {0,3}(`{3,}|~{3,})')
 
 
@@ -4359,12 +4359,21 @@ def markdown_headings(lines):
         elif opening:
             fence = opening.group(1)
         else:
-            heading = MARKDOWN_HEADING.match(line)
-            if heading:
-                title = heading.group(1).rstrip()
-                bare = title.rstrip('#')        # '## Title ##', but C# stays C#
-                headings[number] = ' '.join((bare if bare[-1:].isspace() else title).split())
+            heading = atx_heading(line)
+            if heading and heading[1]:
+                headings[number] = ' '.join(heading[1].split())
     return headings
+
+
+def atx_heading(line):
+    """(level, title) of an ATX heading line ('## Title ##'), else None; the title
+    without its closing #s, which only a space or tab may precede (CommonMark)."""
+    match = ATX_HEADING.match(line)
+    if not match:
+        return None
+    title = (match.group(2) or '').strip(' \t')
+    bare = title.rstrip('#')
+    return len(match.group(1)), bare.rstrip(' \t') if bare[-1:] in ('', ' ', '\t') else title
 
 
 # --- Tokens: identifiers split as people type them, light stemming, Korean ------------

@@ -488,6 +488,15 @@ def indented_code(line, lists, in_paragraph):
     return False
 
 
+class OpenHeading(NamedTuple):
+    """A heading whose section scan_note is still reading."""
+    level: int
+    title: str
+    start: int               # its lines (two for a setext heading)
+    end: int
+    chunks_before: int       # how many chunks came before it
+
+
 def scan_note(lines):
     """A note's tags and chunks: (tags, [(start, end, heading path)]), lines 1-based.
     A note of headings only is one chunk, its headings, and in another note a heading
@@ -499,7 +508,7 @@ def scan_note(lines):
     blocks, open_headings, path, first_heading, last_heading = [], [], (), None, 0
     start, fence, start_has_fence = 0, None, False
     lists, in_paragraph = [], False   # see indented_code
-    empty_sections = []     # headings whose sections hold no text: chunks of their own
+    empty_sections = 0      # headings whose sections hold no text: chunks of their own
 
     def close(end):
         nonlocal start
@@ -510,11 +519,13 @@ def scan_note(lines):
     def end_sections(level):
         """Close the open headings of this level or deeper; one whose section got no
         chunk is a chunk of its own heading lines, so that its words can be found."""
-        while open_headings and open_headings[-1][0] >= level:
-            _, _, lines_of_heading, chunks_before, heading_path = open_headings.pop()
-            if len(blocks) == chunks_before:
-                blocks.append(lines_of_heading + (heading_path,))
-                empty_sections.append(len(blocks) - 1)
+        nonlocal empty_sections
+        while open_headings and open_headings[-1].level >= level:
+            heading_path = tuple(heading.title for heading in open_headings)
+            heading = open_headings.pop()
+            if len(blocks) == heading.chunks_before:
+                blocks.append((heading.start, heading.end, heading_path))
+                empty_sections += 1
 
     for number, line in enumerate(lines[first_body_line:], first_body_line + 1):
         if fence:
@@ -537,7 +548,7 @@ def scan_note(lines):
                     start, start_has_fence = number, True
                 continue
             if marker == 't' and stripped.startswith('tags:') and not code:
-                if len(blocks) > len(empty_sections) or start:      # headings are no body
+                if len(blocks) > empty_sections or start:      # headings are no body
                     raise NoteSyntaxError(TAGS_AFTER_BODY, number)
                 tags += tag_list(stripped[5:])
                 continue
@@ -555,8 +566,8 @@ def scan_note(lines):
                     title = ' '.join(part.strip() for part in lines[start - 1:number - 1])
                     heading_start, start = start, 0
                 end_sections(level)
-                path = tuple(heading[1] for heading in open_headings) + (title,)
-                open_headings.append((level, title, (heading_start, number), len(blocks), path))
+                open_headings.append(OpenHeading(level, title, heading_start, number, len(blocks)))
+                path = tuple(heading.title for heading in open_headings)
                 first_heading = first_heading or (heading_start, path)
                 last_heading = number
                 continue
@@ -570,7 +581,7 @@ def scan_note(lines):
             tags += inline_tags(line)
     close(len(lines))
     end_sections(1)
-    if len(blocks) == len(empty_sections) and first_heading:     # headings only: one chunk
+    if len(blocks) == empty_sections and first_heading:     # headings only: one chunk
         blocks = [(first_heading[0], last_heading, first_heading[1])]
     return list(dict.fromkeys(tags)), blocks
 
