@@ -75,7 +75,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'code_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 7          # layout of the index file (7: the checksum covers the root)
-PARSER_VERSION = 19         # how files become chunks; a change re-parses every file
+PARSER_VERSION = 20         # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 3       # how text becomes terms; a change re-parses every file
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
@@ -177,6 +177,11 @@ class SkipFile(Exception):
     def __init__(self, reason, line=0):
         super().__init__(reason)
         self.reason, self.line = reason, line
+
+
+class Crowded(SkipFile):
+    """Definitions that share long lines so much that chunks would repeat the file many
+    times over: the file is read in line windows instead."""
 
 
 class IndexProblem(Exception):
@@ -498,6 +503,8 @@ MINIFIED_LINE = 5000        # JS/TS with a line this long ...
 MINIFIED_MARKS = 100        # ... and this many ';', '{' and '}' on it is minified: read in
                             # windows (a long string or table on a line is data)
 MINIFIED_LANGUAGES = frozenset({'javascript', 'typescript'})   # elsewhere it is data
+CROWDED_TEXT = 16           # definitions whose lines add up to this many times their file
+CROWDED_MIN_SIZE = 1 << 16  # (of this many characters at least) are read in line windows
 
 
 class Definition(NamedTuple):
@@ -543,23 +550,30 @@ def chunk_file(data, relative, sha256):
     language = language_of(relative)
     revision = sha256[:12]
     if language == 'python':
-        return FileChunks('python', chunk_source(data, relative, sha256=sha256, outline=True))
-    if b'\0' in data:
+        try:
+            return FileChunks('python', chunk_source(data, relative, sha256=sha256, outline=True))
+        except Crowded as crowded:
+            lines, note = source_lines(decode_source(data)), crowded.reason
+    elif b'\0' in data:
         raise SkipFile('skipped: binary file (contains NUL bytes)', data.count(b'\n', 0,
                                                                           data.index(b'\0')) + 1)
-    text = decode_text(data)
-    lines = text_lines(text)
-    note = ''
+    else:
+        text = decode_text(data)
+        lines = text_lines(text)
+        note = ''
     if language in C_FAMILY:
         if language in MINIFIED_LANGUAGES and any(minified(line) for line in lines):
             note = f'a line longer than {MINIFIED_LINE} characters (minified)'
         else:
             try:
                 definitions, note = c_family_definitions(text, language, relative)
+                if not note:
+                    return FileChunks(language, make_chunks(relative, revision, lines,
+                                                            definitions))
+            except Crowded as crowded:
+                note = crowded.reason
             except Exception as error:      # a bug of a reader costs one file its names,
                 note = f'its definitions could not be read ({error!r})'     # not the run
-            if not note:
-                return FileChunks(language, make_chunks(relative, revision, lines, definitions))
     return FileChunks(language or 'text', make_chunks(relative, revision, lines,
                                                       windows(relative, lines, language)),
                       f'{note}: indexed in line windows' if note else '')
@@ -591,7 +605,9 @@ def make_chunks(relative, revision, lines, definitions):
     """Chunk dicts of a file's definitions.  A type that holds other definitions is
     left out of search (its members are found instead), and so is a definition marked
     so (an overload signature), but symbol, at and outline find them; they come after
-    the searched chunks."""
+    the searched chunks.  Raises Crowded when the definitions would repeat the file's
+    text too often (CROWDED_TEXT)."""
+    crowding(lines, definitions)
     chunks = []
     holders = {(d.start, d.end, d.symbol) for d in types_with_members(definitions)}
     for definition in definitions:
@@ -606,6 +622,18 @@ def make_chunks(relative, revision, lines, definitions):
                        'text': '\n'.join(line[:cut] for line in
                                          lines[definition.start - 1:definition.end])})
     return [c for c in chunks if c['searched']] + [c for c in chunks if not c['searched']]
+
+
+def crowding(lines, definitions):
+    """Raise Crowded when the definitions' lines add up to more than CROWDED_TEXT times
+    the file: many definitions sharing long lines, each of which would index and hold
+    the whole line again (generated or hostile code, such as 60000 functions on one)."""
+    ends = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
+    last = len(lines)
+    text = sum(ends[min(d.end, last)] - ends[min(d.start, last + 1) - 1] for d in definitions)
+    if text > CROWDED_TEXT * max(ends[-1], CROWDED_MIN_SIZE):
+        raise Crowded(f'its definitions repeat its text more than {CROWDED_TEXT} times '
+                      f'(many on shared long lines)')
 
 
 def types_with_members(definitions):
@@ -914,8 +942,8 @@ SPECIAL = {
 }
 CLOSERS = {')': '(', ']': '[', '}': '{'}
 SHEBANG = re.compile(r'#!(?!\s*\[).*')     # a script's first line, not Rust's #![attribute]
-STRING_END = {'"': re.compile(r'(?:[^"\\\n]|\\.)*"', re.S), "'": re.compile(r"(?:[^'\\\n]|\\.)*'", re.S),
-              'rust': re.compile(r'(?:[^"\\]|\\.)*"', re.S)}   # Rust strings may span lines
+STRING_BODY = {'"': re.compile(r'(?:[^"\\\n]|\\.)*', re.S), "'": re.compile(r"(?:[^'\\\n]|\\.)*", re.S),
+               'rust': re.compile(r'(?:[^"\\]|\\.)*', re.S)}   # Rust strings may span lines
 JAVA_CHAR = re.compile(r"'(?:[^'\\\n]|\\.[^'\n]*?)'")
 RUST_CHAR = re.compile(r"'(?:[^'\\\n]|\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F_]{1,8}\}|.))'")
 TEMPLATE_PART = re.compile(r'(?:[^`\\$]|\\.|\$(?!\{))*', re.S)
@@ -982,6 +1010,10 @@ class Scanning(NamedTuple):
     problems: list       # offsets where the scan lost the thread
     literals: list       # (start, end) of strings, templates, regex literals, JSX
     closed_parens: dict  # offset of each ')' -> offset of its '('
+    divisions: list      # line ends of lines where a regex guess failed: there a '/' is
+                         # a division (a guess reads to the line's end: one per line)
+    unclosed: dict       # per kind of string, where the scan of one that did not close
+                         # stopped (string_close)
 
 
 def scan(text, language):
@@ -989,7 +1021,7 @@ def scan(text, language):
     literals, JSX text and comments, and pair brackets.  A wrong guess where the
     grammar is ambiguous (regex against division, < of JSX against less-than) is
     confined to its line: a regex literal or a string must close on the line it starts."""
-    found = Scanning(text, language, [], [], {}, [], [], {})
+    found = Scanning(text, language, [], [], {}, [], [], {}, [], {})
     shebang = SHEBANG.match(text)
     if shebang:                     # blank, but no doc comment of what follows it
         found.blanks.append((0, shebang.end()))
@@ -1001,13 +1033,15 @@ def scan(text, language):
 def scan_code(found, position, one_brace, level=0):
     """Scan code from position to the end of the text, or, when one_brace, to just
     after the '}' that closes the '{' at position - 1.  Returns where it stopped.
-    level counts the JSX elements it is inside."""
+    level counts the JSX elements it is inside.  The first problem ends the scan: such
+    a file is read in line windows, and going on could cost time in the square of its
+    length (each stray closer would search the whole stack)."""
     text, language = found.text, found.language
     features, nested = LEXERS[language]['features'], LEXERS[language]['nested']
     special, blanks, pairs = SPECIAL[language], found.blanks, found.pairs
     stack = [('{', position - 1)] if one_brace else []
     length = len(text)
-    while True:
+    while not found.problems:
         match = special.search(text, position)
         if not match:
             break
@@ -1062,7 +1096,7 @@ def scan_code(found, position, one_brace, level=0):
                     position = length if end < 0 else end + 2
                 found.comments.append((start, position))
                 blanks.append((start, position))
-            elif 'regex' in features:
+            elif 'regex' in features and not (found.divisions and start < found.divisions[-1]):
                 previous, word = previous_significant(text, start)
                 if (not word and previous in '(,=:[!&|?{};+-*%<>~^') or word in REGEX_KEYWORDS \
                         or (previous == ')' and after_control_head(found, start)):
@@ -1071,6 +1105,8 @@ def scan_code(found, position, one_brace, level=0):
                         blanks.append((start, body.end()))
                         found.literals.append((start, body.end()))
                         position = body.end()
+                    else:
+                        found.divisions.append(line_end(text, start))
         elif char == '"':
             if 'textblock' in features and text.startswith('"""', start):
                 if 'kotlin' in features:
@@ -1085,14 +1121,14 @@ def scan_code(found, position, one_brace, level=0):
             elif 'kotlin' in features:
                 position = resume_string(found, stack, '"', start, start + 1)
             else:
-                end = STRING_END['rust' if 'rust' in features else '"'].match(text, start + 1)
-                position = end.end() if end else line_end(text, start)
+                end = string_close(found, 'rust' if 'rust' in features else '"', start)
+                position = end or line_end(text, start)
                 blanks.append((start, position))
                 found.literals.append((start, position))
         elif char == "'":
             if 'squote' in features:
-                end = STRING_END["'"].match(text, start + 1)
-                position = end.end() if end else line_end(text, start)
+                end = string_close(found, "'", start)
+                position = end or line_end(text, start)
                 blanks.append((start, position))
                 found.literals.append((start, position))
             elif 'rust' in features:
@@ -1158,6 +1194,20 @@ def after_control_head(found, slash):
     opener = found.closed_parens.get(close)
     return opener is not None and previous_significant(found.text, opener)[1] in \
         CONTROL_HEADS
+
+
+def string_close(found, kind, start):
+    """The offset after the closing quote of the string that opens at start (kind: a
+    STRING_BODY key), or None when it does not close.  In linear time: found.unclosed
+    keeps, per kind, where the scan of one that did not close stopped; one that opens
+    before there does not close either (its quote was escaped), so it is not scanned."""
+    if start < found.unclosed.get(kind, -1):
+        return None
+    end = STRING_BODY[kind].match(found.text, start + 1).end()
+    if found.text.startswith('"' if kind == 'rust' else kind, end):
+        return end + 1
+    found.unclosed[kind] = end
+    return None
 
 
 def line_end(text, position):
@@ -5908,9 +5958,49 @@ def message_type(question):
     return ''
 
 
-STRING_LITERALS = re.compile(r'''(?:[rbfuRBFU]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`)\s*\+?\s*)+''')
-PLACEHOLDER = re.compile(r'%(?:\([^)]*\))?[-#0 +]*(?:[1-9]\d*)?(?:\.\d+)?[a-zA-Z]|\$?\{[^{}]*\}')
+QUOTE_START = re.compile(r'''[rbfuRBFU]{0,2}(["'`])''')    # a string's prefix and quote
+LITERAL_BODY = {'"': re.compile(r'(?:[^"\\\n]|\\.)*'), "'": re.compile(r"(?:[^'\\\n]|\\.)*"),
+                '`': re.compile(r'(?:[^`\\]|\\.)*')}   # up to its closing quote, if any
+LITERAL_JOIN = re.compile(r'\s*\+?\s*')     # between adjacent literals: 'a' 'b', 'a' + 'b'
+PLACEHOLDER = re.compile(r'%(?:\([^()]*\))?[-#0 +]*(?:[1-9]\d*)?(?:\.\d+)?[a-zA-Z]|\$?\{[^{}]*\}')
 PHRASE_TOKEN = re.compile(r'\x00|\w+')
+
+
+def quoted_literals(text):
+    """The string literals of text as written, adjacent ones joined.  A string closes
+    on its line (a backquoted one anywhere after).  In linear time: when a string does
+    not close, neither does a later one with its quote that starts before its scan
+    stopped (each such quote was escaped), so none of those is tried (string_end)."""
+    literals, stops, position = [], {}, 0
+    while True:
+        start = QUOTE_START.search(text, position)
+        if not start:
+            return literals
+        end = string_end(text, start, stops)
+        if end is None:
+            position = start.start() + 1
+            continue
+        while True:
+            following = QUOTE_START.match(text, LITERAL_JOIN.match(text, end).end())
+            following_end = following and string_end(text, following, stops)
+            if not following_end:
+                break
+            end = following_end
+        literals.append(text[start.start():end])
+        position = end
+
+
+def string_end(text, start, stops):
+    """Where the string that start (a QUOTE_START match) opens ends, or None when it
+    does not close; stops keeps, per quote, where the scan of one that did not stopped."""
+    quote, opening = start.group(1), start.end()
+    if opening <= stops.get(quote, -1):
+        return None
+    end = LITERAL_BODY[quote].match(text, opening).end()
+    if text.startswith(quote, end):
+        return end + 1
+    stops[quote] = end
+    return None
 
 
 def question_words(question):
@@ -5929,7 +6019,7 @@ def phrase_words(question, text):
     wanted = set(asked)
     pasted = bool(MESSAGE_MARKS.search(question))
     best = 0
-    for literal in STRING_LITERALS.findall(text):
+    for literal in quoted_literals(text):
         tokens = [token.lower() for token in PHRASE_TOKEN.findall(PLACEHOLDER.sub('\x00', literal))]
         words = [token for token in tokens if token != '\x00']
         short = pasted and PHRASE_WHOLE_WORDS <= len(words) < PHRASE_MIN_WORDS and \

@@ -322,6 +322,55 @@ class BacktrackingTests(HostileCase):
                           ('T.java', 'T.A', 'annotation'), ('T.java', 'T.A.names', 'method'),
                           ('README.md', 'a b', 'window')})
 
+    def test_scanner_in_linear_time(self):
+        """Each of these took minutes to hours (in the square of its length) before."""
+        slashes = 'x = ' + '/[' * 300000 + '\n'                   # regex guesses
+        closers = 'x = ' + '(' * 300000 + ']' * 300000 + '\n'      # stray closers
+        escaped = '\\"\\\n' * 300000                        # \"\ lines: no string closes
+        write(self.root / 'slashes.js', slashes)
+        write(self.root / 'closers.rs', closers)
+        write(self.root / 'escaped.js', f'function before() {{}}\n{escaped}function after() {{}}\n')
+        write(self.root / 'escaped.java', f'class A {{\n{escaped}}}\n')
+        result = self.index()
+        unbalanced = 'its brackets, strings or comments do not balance'
+        self.assertEqual(sorted(lines_of(result.stderr)), sorted([
+            f'slashes.js:0: {unbalanced}: indexed in line windows',
+            f'closers.rs:0: {unbalanced}: indexed in line windows']))
+        found = json.loads(run_cli('outline', '--index', self.out, '--json').stdout)['files']
+        self.assertEqual({f['path']: [c['symbol'] for c in f['chunks']] for f in found
+                          if f['path'].startswith('escaped')},
+                         {'escaped.js': ['before', 'after'], 'escaped.java': ['A']})
+
+    def test_definitions_crowding_long_lines(self):
+        """Many definitions on one long line would each index the whole line again: the
+        file is read in line windows."""
+        write(self.root / 'many.go', 'package many; ' + ' '.join(
+            f'func f{n}() {{}};' for n in range(60000)) + '\n')
+        write(self.root / 'many.py', ';'.join(f'A{n}={n}' for n in range(100000)) + '\n')
+        write(self.root / 'few.py', ';'.join(f'A{n}={n}' for n in range(20)) + '\n')
+        result = self.index()
+        crowded = f'its definitions repeat its text more than {code_search.CROWDED_TEXT} ' \
+                  'times (many on shared long lines): indexed in line windows'
+        self.assertEqual(sorted(lines_of(result.stderr)),
+                         [f'many.go:0: {crowded}', f'many.py:0: {crowded}'])
+        found = json.loads(run_cli('outline', '--index', self.out, '--json').stdout)['files']
+        kinds = {f['path']: {c['kind'] for c in f['chunks']} for f in found}
+        self.assertEqual((kinds['many.go'], kinds['many.py'], kinds['few.py']),
+                         ({'window'}, {'window'}, {'constant'}))
+
+    def test_phrases_in_linear_time(self):
+        """A pasted message reads the string literals of the leading hits: a line of
+        escaped quotes or a literal of many '%(' took hours before."""
+        write(self.root / 'quotes.py',
+              'def quoted_lines():\n    # ' + '"\\' * 500000 + '\n'
+              '    x = "' + '%(' * 300000 + '"\n'
+              '    raise ValueError("cannot frobnicate the widget %s today" % x)\n')
+        self.index()
+        result = run_cli('search', 'quoted_lines: cannot frobnicate the widget gizmo today',
+                         '--index', self.out, '--json', timeout=60)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(json.loads(result.stdout)['results'][0]['symbol'], 'quoted_lines')
+
     def test_globs_of_many_stars(self):
         long_name = 'a' * 200 + '.py'
         write(self.root / long_name, 'def long_named():\n    pass\n')
