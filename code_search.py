@@ -503,6 +503,7 @@ MINIFIED_LINE = 5000        # JS/TS with a line this long ...
 MINIFIED_MARKS = 100        # ... and this many ';', '{' and '}' on it is minified: read in
                             # windows (a long string or table on a line is data)
 MINIFIED_LANGUAGES = frozenset({'javascript', 'typescript'})   # elsewhere it is data
+NESTING_LIMIT = 200         # brackets nested deeper (16 at most in six real corpora)
 CROWDED_TEXT = 16           # definitions whose lines add up to this many times their file
 CROWDED_MIN_SIZE = 1 << 16  # (of this many characters at least) are read in line windows
 
@@ -1010,8 +1011,8 @@ class Scanning(NamedTuple):
     problems: list       # offsets where the scan lost the thread
     literals: list       # (start, end) of strings, templates, regex literals, JSX
     closed_parens: dict  # offset of each ')' -> offset of its '('
-    divisions: list      # line ends of lines where a regex guess failed: there a '/' is
-                         # a division (a guess reads to the line's end: one per line)
+    failed: dict         # 'regex' or 'jsx' -> offset before which a '/' or '<' is not
+                         # taken for one again: a guess that failed read up to there
     unclosed: dict       # per kind of string, where the scan of one that did not close
                          # stopped (string_close)
 
@@ -1021,7 +1022,7 @@ def scan(text, language):
     literals, JSX text and comments, and pair brackets.  A wrong guess where the
     grammar is ambiguous (regex against division, < of JSX against less-than) is
     confined to its line: a regex literal or a string must close on the line it starts."""
-    found = Scanning(text, language, [], [], {}, [], [], {}, [], {})
+    found = Scanning(text, language, [], [], {}, [], [], {}, {}, {})
     shebang = SHEBANG.match(text)
     if shebang:                     # blank, but no doc comment of what follows it
         found.blanks.append((0, shebang.end()))
@@ -1096,7 +1097,7 @@ def scan_code(found, position, one_brace, level=0):
                     position = length if end < 0 else end + 2
                 found.comments.append((start, position))
                 blanks.append((start, position))
-            elif 'regex' in features and not (found.divisions and start < found.divisions[-1]):
+            elif 'regex' in features and start >= found.failed.get('regex', 0):
                 previous, word = previous_significant(text, start)
                 if (not word and previous in '(,=:[!&|?{};+-*%<>~^') or word in REGEX_KEYWORDS \
                         or (previous == ')' and after_control_head(found, start)):
@@ -1106,7 +1107,7 @@ def scan_code(found, position, one_brace, level=0):
                         found.literals.append((start, body.end()))
                         position = body.end()
                     else:
-                        found.divisions.append(line_end(text, start))
+                        found.failed['regex'] = line_end(text, start)
         elif char == '"':
             if 'textblock' in features and text.startswith('"""', start):
                 if 'kotlin' in features:
@@ -1159,7 +1160,7 @@ def scan_code(found, position, one_brace, level=0):
             previous, word = previous_significant(text, start)
             if ((previous in JSX_AFTER and not word) or word == 'return') \
                     and JSX_START.match(text, start) and not GENERIC_ARROW.match(text, start) \
-                    and level < MAX_JSX_DEPTH:
+                    and level < MAX_JSX_DEPTH and start >= found.failed.get('jsx', 0):
                 position = skip_jsx(found, start, level + 1)
         else:   # a Rust raw or byte raw string: r"...", r#"..."#, br#"..."#
             hashes = match.group().count('#')
@@ -1248,7 +1249,8 @@ def resume_string(found, stack, kind, start, position, origin=None):
 def skip_jsx(found, start, level=1):
     """The position after the JSX element that starts at start (a tag or a fragment):
     its text and attributes are blanked, the code in its {braces} is scanned as code.
-    When what follows is not markup after all, a less-than: start + 1."""
+    When what follows is not markup after all, a less-than: start + 1 (and no '<' up
+    to where that showed is taken for markup again, so none is read twice)."""
     text, length = found.text, len(found.text)
     depth, position, mark, spans = 0, start, start, []
 
@@ -1272,6 +1274,7 @@ def skip_jsx(found, start, level=1):
                 position += 1
                 depth += -1 if tag.group(1) else 1
             else:
+                found.failed['jsx'] = position
                 return start + 1
             if depth <= 0:
                 break
@@ -1358,6 +1361,18 @@ class Structure:
         return position
 
 
+def nesting_depth(pairs):
+    """How deep the brackets of a scan nest (a name is as long as its definition is
+    deep: thousands of nested functions would cost time in the square of their count)."""
+    steps = sorted([(opener, 1) for opener in pairs] + [(closer, -1) for closer in
+                                                        pairs.values()])
+    depth = deepest = 0
+    for _, step in steps:
+        depth += step
+        deepest = max(deepest, depth)
+    return deepest
+
+
 def c_family_definitions(text, language, relative):
     """(definitions, '') of a C-family file, or ([], why) when the scanner lost its
     thread (a bracket, string or comment that does not close)."""
@@ -1367,6 +1382,8 @@ def c_family_definitions(text, language, relative):
     scanned = scan(text, lexer)
     if not scanned.ok:
         return [], 'its brackets, strings or comments do not balance'
+    if nesting_depth(scanned.pairs) > NESTING_LIMIT:
+        return [], f'its brackets nest more than {NESTING_LIMIT} deep'
     decls = FINDERS[language](scanned)
     docs = DocComments(scanned, language)
     found, types, bodiless = [], [], set()     # bodiless: positions in found
@@ -2380,6 +2397,19 @@ class KotlinExtent(NamedTuple):
     equals: int = -1
 
 
+def last_nonspace(text, position, stop):
+    """The offset of the last character of text[position:stop] that is not a space, or
+    position - 1; read back from stop in short pieces (a long line is not copied for
+    each declaration on it)."""
+    while stop > position:
+        start = max(position, stop - 64)
+        kept = len(text[start:stop].rstrip())
+        if kept:
+            return start + kept - 1
+        stop = start
+    return position - 1
+
+
 class KotlinFile:
     """The Kotlin finder's state for one file."""
 
@@ -2391,6 +2421,10 @@ class KotlinFile:
         self.long_literals = [(start, end) for start, end in scanned.literals
                               if self.text.find('\n', start, end) >= 0]
         self.long_literal_starts = [start for start, _ in self.long_literals]
+        self.stops = [m.start() for m in KOTLIN_EXTENT_STOPS.finditer(self.masked)]
+        self.braces = [m.start() for m in re.finditer('{', self.masked)]
+        self.extents = {}       # (position, header) -> extent's answer
+        self.line_starts = scanned.line_starts
         self.decls = []
         self.scopes = []
         self.header_end = -1
@@ -2421,8 +2455,8 @@ class KotlinFile:
         start = committed = position = keyword
         own_line = True
         while True:
-            line_start = masked.rfind('\n', 0, position) + 1
-            i = line_start + len(masked[line_start:position].rstrip()) - 1
+            line_start = self.line_starts[bisect.bisect_right(self.line_starts, position) - 1]
+            i = last_nonspace(masked, line_start, position)
             if i < line_start:
                 if line_start == 0:
                     return start
@@ -2474,14 +2508,27 @@ class KotlinFile:
 
     def extent(self, position, header):
         """Where the header (header=True: it stops before a '{' body or an '=') or the
-        expression starting at position ends, skipping bracketed parts."""
-        masked, pairs = self.masked, self.pairs
+        expression starting at position ends, skipping bracketed parts.  Each position
+        it goes on from with nothing pending keeps the answer, so a line of
+        'val a = val a = ...' is read once, not once per val."""
+        passed = []
+        answer = self.extent_from(position, header, passed)
+        self.extents.update(dict.fromkeys(((p, header) for p in passed), answer))
+        return answer
+
+    def extent_from(self, position, header, passed):
+        """extent's reading; passed gets the positions whose answer is this one."""
+        masked, pairs, stops = self.masked, self.pairs, self.stops
         last = position - 1
         while True:
-            match = KOTLIN_EXTENT_STOPS.search(masked, position)
-            stop = match.start() if match else len(masked)
+            if last == position - 1:
+                if (position, header) in self.extents:
+                    return self.extents[position, header]
+                passed.append(position)
+            place = bisect.bisect_left(stops, position)     # the next of KOTLIN_EXTENT_STOPS
+            stop = stops[place] if place < len(stops) else len(masked)
             last = max(last, self.last_solid(position, stop))
-            if not match:
+            if place == len(stops):
                 return KotlinExtent(last)
             char = masked[stop]
             if char == '{' and header:
@@ -2515,8 +2562,8 @@ class KotlinFile:
         of a string (strings are blank in the masked text, comments do not count), or
         -1."""
         while stop > position:
-            code = len(self.masked[position:stop].rstrip()) + position - 1
-            solid = len(self.text[position:stop].rstrip()) + position - 1
+            code = last_nonspace(self.masked, position, stop)
+            solid = last_nonspace(self.text, position, stop)
             if solid <= code:
                 return code if code >= position else -1
             place = bisect.bisect_right(self.comment_starts, solid) - 1
@@ -2607,7 +2654,7 @@ class KotlinFile:
         body = region if region and self.masked.startswith('{', region[0]) else None
         self.decls.append(Decl(symbol, kind, start, end, body, region is not None, **fields))
         self.header_end = region[0] if region else end + 1
-        if region:
+        if region and len(self.scopes) < NESTING_LIMIT:     # (fun a() = fun b() = ...)
             self.scopes.append(KotlinScope(region[1], name, kind not in FUNCTION_KINDS))
 
     def in_class(self):
@@ -2636,7 +2683,9 @@ class KotlinFile:
 
     def signature(self, position):
         """(name, name offset, end of the receiver, offset of the parameters' ')') of
-        the [Receiver.]name( that starts at position, or None (an anonymous fun)."""
+        the [Receiver.]name( that starts at position, or None (an anonymous fun, or two
+        names in a row: no signature, and reading on would read 'fun fun fun ...' again
+        from each fun)."""
         masked, name, receiver_end = self.masked, None, position
         while True:
             token = KOTLIN_SIGNATURE_TOKEN.match(masked, position)
@@ -2644,6 +2693,8 @@ class KotlinFile:
                 return None
             position = token.end()
             if token.group(1):
+                if name is not None:
+                    return None
                 name = token.start(1)
                 continue
             symbol, at = token.group(2), token.start(2)
@@ -2758,7 +2809,8 @@ class KotlinFile:
         receiver = self.text[position:name.start(1)].strip().rstrip('.')
         self.property = KotlinProperty(property_name, self.declaration_start(keyword),
                                        name.end(), last, 0, receiver)
-        if masked.find('{', name.end(), last) >= 0:
+        brace = bisect.bisect_left(self.braces, name.end())
+        if brace < len(self.braces) and self.braces[brace] < last:
             self.scopes.append(KotlinScope(last, property_name, False))
 
     read_var = read_val
@@ -3022,6 +3074,8 @@ class JsReader:
         self.decls = []
         self.declarator_values = set()      # where each declarator's value starts
         self.nesting = 0                    # how many walkers are running
+        self.bodies = {}                    # (position, limit) -> find_body's answer
+        self.angles = {}                    # (start, limit) -> skip_angle's answer
 
     def index_blocks(self, root):
         """Map each block's opening offset to the block, and to its children's openings."""
@@ -3091,26 +3145,30 @@ class JsReader:
 
     def skip_angle(self, start, limit):
         """The offset after the '>' that closes the '<' at start, or None when what
-        follows is not a type argument list."""
-        masked, pairs, depth, position = self.masked, self.pairs, 0, start
+        follows is not a type argument list.  The answer for each '<' read on the way
+        is kept too, so 'a<a<a<...' reads each once, not once per '<' before it."""
+        if (start, limit) in self.angles:
+            return self.angles[start, limit]
+        masked, pairs, position, opened = self.masked, self.pairs, start, []
         while True:
             found = JS_ANGLE_EVENT.search(masked, position, limit)
-            if not found:
-                return None
-            char = found.group()
+            char = found.group() if found else ''
             if char == '<':
-                depth += 1
+                opened.append(found.start())
             elif char == '>':
-                depth -= 1
-                if depth == 0:
+                self.angles[opened.pop(), limit] = found.end()
+                if not opened:
                     return found.end()
-            elif char in '([{':
+            elif char and char in '([{':
                 close = pairs.get(found.start())
-                if close is None or close >= limit:
-                    return None
-                position = close + 1
-                continue
+                if close is not None and close < limit:
+                    position = close + 1
+                    continue
+                char = ''
             elif char != '=>':
+                char = ''
+            if not char:
+                self.angles.update(dict.fromkeys(((o, limit) for o in opened), None))
                 return None
             position = found.end()
 
@@ -3343,21 +3401,30 @@ class JsCode(JsReader):
 
     def find_body(self, position, limit):
         """The block that opens a class or interface body after its name, type
-        parameters and heritage clauses, which start at position; or None."""
-        while True:
+        parameters and heritage clauses, which start at position; or None.  Each
+        position read on the way keeps the answer, so 'class class class ...' reads
+        each word once, not once per keyword before it."""
+        passed, body = [], None
+        while (position, limit) not in self.bodies:
+            passed.append(position)
             token = self.token(position, limit)
             if token.text == '{':
-                return self.blocks.get(token.start)
+                body = self.blocks.get(token.start)
+                break
             if token.text == '<':
                 position = self.skip_angle(token.start, limit)
                 if position is None:
-                    return None
+                    break
             elif token.text in ('(', '[') and token.start in self.pairs:
                 position = self.pairs[token.start] + 1
             elif token.kind in ('word', 'lit', 'num') or token.text in ('.', ','):
                 position = token.end
             else:
-                return None
+                break
+        else:
+            body = self.bodies[position, limit]
+        self.bodies.update(dict.fromkeys(((p, limit) for p in passed), body))
+        return body
 
     def parse_class(self, keyword, limit):
         """(own name, body block) of the class whose 'class' keyword is at keyword."""

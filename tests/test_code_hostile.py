@@ -341,6 +341,22 @@ class BacktrackingTests(HostileCase):
                           if f['path'].startswith('escaped')},
                          {'escaped.js': ['before', 'after'], 'escaped.java': ['A']})
 
+    def test_finders_in_linear_time(self):
+        """Runs of one construct that each finder read again from every occurrence
+        (minutes to hours before); deep nesting is read in windows."""
+        files = {'tags.jsx': 'x = (' + '><' * 100000 + '\n',
+                 'words.ts': 'class ' * 50000 + '\ninterface ' * 30000,
+                 'angles.ts': 'function a<' * 30000,
+                 'funs.kt': 'class A {\n' + 'fun ' * 60000 + '\nval a = ' * 30000 + '\n}\n',
+                 'deep.rs': 'fn a() {\n' * 100000 + '}\n' * 100000}
+        for name, text in files.items():
+            write(self.root / name, text)
+        result = self.index()
+        self.assertIn('deep.rs:0: its brackets nest more than 200 deep: indexed in line '
+                      'windows', lines_of(result.stderr))
+        found = json.loads(run_cli('outline', '--index', self.out, '--json').stdout)['files']
+        self.assertLessEqual(set(files), {f['path'] for f in found})
+
     def test_definitions_crowding_long_lines(self):
         """Many definitions on one long line would each index the whole line again: the
         file is read in line windows."""
