@@ -351,7 +351,7 @@ YAML_KEY = re.compile(r'([A-Za-z_][\w-]*)[ \t]*:(.*)$')
 YAML_ITEM = re.compile(r'[ \t]*-(?:[ \t]+(.*))?$')
 YAML_OTHER = re.compile(r'[ \t]+\S|[ \t]*#|[ \t]*$')
 BACKTICKS = re.compile(r'`+')
-URL = re.compile(r'<[^>\s]*>|(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://\S*|www\.\S*')
+URL = re.compile(r'<[^<>\s]*>|(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://\S*|www\.\S*')
 INLINE_TAG = re.compile(r'(?<!\S)#(\w[\w/-]*)')
 HEX_COLOUR = re.compile(r'(?=[a-f]*\d)(?:[0-9a-f]{6}|[0-9a-f]{8})')   # #1e90ff, not #2fa or #add
 BLOCK_MARKERS = '`~t#=-*_'   # first characters of lines that may be more than text

@@ -151,7 +151,8 @@ class HostileTreeTests(TempDirCase):
         notes.mkdir()
         hostile = {'ticks.md': '#todo ' + '`' * 20000 + 'x',      # took hours (cubic)
                    'title.md': '# Title' + ' ' * 300000 + 'todo',  # minutes (quadratic)
-                   'genome.md': 'see #todo ' + 'ACGT' * 400000}
+                   'genome.md': 'see #todo ' + 'ACGT' * 400000,
+                   'angles.md': 'todo ' + '#<' * 500000}          # (an autolink's <...)
         for name, line in hostile.items():
             (notes / name).write_text(line + '\n', encoding='utf-8')
         (notes / 'code.md').write_text('`#no` and `` ` `` then #yes `#no2\n', encoding='utf-8')
