@@ -2024,6 +2024,7 @@ class RustFile(MaskedFile):
         self.scopes = []          # (close offset, name, kind) of the enclosing items
         self.tree_opens = self.token_tree_opens()
         self.trees = outermost_spans(self.tree_opens, self.pairs)
+        self.header_ends = {}     # position -> header_end's answer
 
     def token_tree_opens(self):
         """The sorted offsets of the brackets that open macro invocation arguments, macro
@@ -2140,10 +2141,23 @@ class RustFile(MaskedFile):
     def header_end(self, position):
         """Offset of the '{' or ';' that ends an item header from position (brackets and
         generic angle brackets skipped), or None (at the '}' that closes what holds it:
-        neg! { impl Neg for Simd<f32> } lists impls without bodies)."""
+        neg! { impl Neg for Simd<f32> } lists impls without bodies).  Each position it
+        goes on from outside angle brackets keeps the answer, so a run of headers without
+        bodies is read once, not once per header."""
+        passed = []
+        answer = self.header_end_from(position, passed)
+        self.header_ends.update(dict.fromkeys(passed, answer))
+        return answer
+
+    def header_end_from(self, position, passed):
+        """header_end's reading; passed gets the positions whose answer is this one."""
         masked, pairs = self.masked, self.pairs
         angles = 0
         while True:
+            if not angles:
+                if position in self.header_ends:
+                    return self.header_ends[position]
+                passed.append(position)
             match = RUST_HEADER_STOP.search(masked, position)
             if not match or match.group() == '}':
                 return None
@@ -2521,13 +2535,14 @@ class KotlinFile:
         masked, pairs, stops = self.masked, self.pairs, self.stops
         last = position - 1
         while True:
-            if last == position - 1:
+            place = bisect.bisect_left(stops, position)     # the next of KOTLIN_EXTENT_STOPS
+            stop = stops[place] if place < len(stops) else len(masked)
+            solid = self.last_solid(position, stop)
+            if last == position - 1 or solid >= position:   # nothing before counts now
                 if (position, header) in self.extents:
                     return self.extents[position, header]
                 passed.append(position)
-            place = bisect.bisect_left(stops, position)     # the next of KOTLIN_EXTENT_STOPS
-            stop = stops[place] if place < len(stops) else len(masked)
-            last = max(last, self.last_solid(position, stop))
+            last = max(last, solid)
             if place == len(stops):
                 return KotlinExtent(last)
             char = masked[stop]

@@ -348,6 +348,8 @@ class BacktrackingTests(HostileCase):
                  'words.ts': 'class ' * 50000 + '\ninterface ' * 30000,
                  'angles.ts': 'function a<' * 30000,
                  'funs.kt': 'class A {\n' + 'fun ' * 60000 + '\nval a = ' * 30000 + '\n}\n',
+                 'objects.kt': 'class A {\n' + '*/object \n' * 10000 + '\nobject +' * 10000 + '}\n',
+                 'impls.rs': 'fn f() {\n' + '\n#[a]impl a<b> ' * 20000 + '\n}\n',
                  'deep.rs': 'fn a() {\n' * 100000 + '}\n' * 100000}
         for name, text in files.items():
             write(self.root / name, text)
