@@ -1435,7 +1435,8 @@ def declared_private(scanned, decl):
     declares a public class."""
     end = decl.body[0] if decl.body else decl.end
     start = skip_annotations(scanned.masked, scanned.pairs, decl.start, end)
-    head = re.split(r'[(={]', scanned.masked[start:end], maxsplit=1)[0]
+    stop = HEAD_STOP.search(scanned.masked, start, end)   # (not a slice to end: nested
+    head = scanned.masked[start:stop.start() if stop else end]     # declarations' ends)
     name = decl.name.rpartition('.')[2]
     named = next((word.start() for word in NAME_WORD.finditer(head) if word.group() == name),
                  len(head))
@@ -1443,6 +1444,7 @@ def declared_private(scanned, decl):
 
 
 PRIVATE_MODIFIER = re.compile(r'(?<![\w$.])private(?![\w$])')
+HEAD_STOP = re.compile(r'[(={]')
 NAME_WORD = re.compile(r'[\w$]+')
 CODE_CHARACTER = re.compile(r'\S+')
 COMMENT_MARKS = re.compile(r'^\s*(?:/\*+|\*+/?|//+!?)?[ \t]?', re.M)
