@@ -75,7 +75,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'code_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 7          # layout of the index file (7: the checksum covers the root)
-PARSER_VERSION = 20         # how files become chunks; a change re-parses every file
+PARSER_VERSION = 21         # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 3       # how text becomes terms; a change re-parses every file
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
@@ -179,9 +179,10 @@ class SkipFile(Exception):
         self.reason, self.line = reason, line
 
 
-class Crowded(SkipFile):
-    """Definitions that share long lines so much that chunks would repeat the file many
-    times over: the file is read in line windows instead."""
+class InWindows(SkipFile):
+    """A file whose text can be read but not its definitions (a syntax error, code of a
+    newer Python, definitions sharing long lines so much that chunks would repeat the file
+    many times over): it is read in line windows instead."""
 
 
 class IndexProblem(Exception):
@@ -486,10 +487,11 @@ FILE_NAMES = {'Dockerfile': 'dockerfile', 'Makefile': 'makefile', 'makefile': 'm
 C_FAMILY = frozenset({'javascript', 'typescript', 'java', 'kotlin', 'go', 'rust'})
 # Files that are never text: left out quietly (`index --dry-run` names them).
 BINARY_SUFFIXES = frozenset('''
-.png .jpg .jpeg .gif .bmp .ico .webp .tif .tiff .psd .svgz .pdf .zip .gz .tgz .bz2 .xz .tar
-.7z .rar .zst .jar .war .class .so .o .a .dll .dylib .exe .bin .dat .db .sqlite .pyc .pyo
-.whl .egg .woff .woff2 .ttf .otf .eot .mp3 .mp4 .wav .ogg .avi .mov .mkv .flac .iso
-.dmg .deb .rpm .npy .npz .pkl .parquet .onnx .pt .h5 .wasm .lock.gz
+.png .jpg .jpeg .gif .bmp .ico .webp .avif .heic .tif .tiff .psd .svgz .pdf .zip .gz .tgz
+.bz2 .xz .lzma .lz4 .br .tar .7z .rar .zst .jar .war .apk .msi .class .so .o .a .dll .dylib
+.pyd .exe .bin .dat .db .sqlite .sqlite3 .mmdb .dbf .shp .shx .pyc .pyo .mo .whl .egg .woff
+.woff2 .ttf .otf .eot .mp3 .mp4 .m4a .aac .wav .ogg .webm .avi .mov .mkv .flac .iso .dmg
+.deb .rpm .npy .npz .pkl .pickle .parquet .onnx .pt .h5 .wasm .lock.gz
 '''.split())
 FUNCTION_KINDS = frozenset({'function', 'method', 'constructor', 'getter', 'setter'})
 TYPE_KINDS = frozenset({'class', 'interface', 'struct', 'enum', 'record', 'trait', 'object',
@@ -550,14 +552,14 @@ def chunk_file(data, relative, sha256):
     """A file's bytes -> FileChunks; raises SkipFile when it cannot be read at all."""
     language = language_of(relative)
     revision = sha256[:12]
+    if b'\0' in data:
+        raise SkipFile('skipped: binary file (contains NUL bytes)', data.count(b'\n', 0,
+                                                                          data.index(b'\0')) + 1)
     if language == 'python':
         try:
             return FileChunks('python', chunk_source(data, relative, sha256=sha256, outline=True))
-        except Crowded as crowded:
-            lines, note = source_lines(decode_source(data)), crowded.reason
-    elif b'\0' in data:
-        raise SkipFile('skipped: binary file (contains NUL bytes)', data.count(b'\n', 0,
-                                                                          data.index(b'\0')) + 1)
+        except InWindows as problem:
+            lines, note = source_lines(decode_source(data)), problem.reason
     else:
         text = decode_text(data)
         lines = text_lines(text)
@@ -571,8 +573,8 @@ def chunk_file(data, relative, sha256):
                 if not note:
                     return FileChunks(language, make_chunks(relative, revision, lines,
                                                             definitions))
-            except Crowded as crowded:
-                note = crowded.reason
+            except InWindows as problem:
+                note = problem.reason
             except Exception as error:      # a bug of a reader costs one file its names,
                 note = f'its definitions could not be read ({error!r})'     # not the run
     return FileChunks(language or 'text', make_chunks(relative, revision, lines,
@@ -606,7 +608,7 @@ def make_chunks(relative, revision, lines, definitions):
     """Chunk dicts of a file's definitions.  A type that holds other definitions is
     left out of search (its members are found instead), and so is a definition marked
     so (an overload signature), but symbol, at and outline find them; they come after
-    the searched chunks.  Raises Crowded when the definitions would repeat the file's
+    the searched chunks.  Raises InWindows when the definitions would repeat the file's
     text too often (CROWDED_TEXT)."""
     crowding(lines, definitions)
     chunks = []
@@ -626,14 +628,14 @@ def make_chunks(relative, revision, lines, definitions):
 
 
 def crowding(lines, definitions):
-    """Raise Crowded when the definitions' lines add up to more than CROWDED_TEXT times
+    """Raise InWindows when the definitions' lines add up to more than CROWDED_TEXT times
     the file: many definitions sharing long lines, each of which would index and hold
     the whole line again (generated or hostile code, such as 60000 functions on one)."""
     ends = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
     last = len(lines)
     text = sum(ends[min(d.end, last)] - ends[min(d.start, last + 1) - 1] for d in definitions)
     if text > CROWDED_TEXT * max(ends[-1], CROWDED_MIN_SIZE):
-        raise Crowded(f'its definitions repeat its text more than {CROWDED_TEXT} times '
+        raise InWindows(f'its definitions repeat its text more than {CROWDED_TEXT} times '
                       f'(many on shared long lines)')
 
 
@@ -730,8 +732,9 @@ def source_lines(text):
 
 
 def parse_source(data, filename, strict=False):
-    """ast.parse the bytes; every way the parser can fail becomes one SkipFile, unless
-    strict (the tutorial's API), which lets SyntaxError through."""
+    """ast.parse the bytes; every way the parser can fail becomes one SkipFile (InWindows
+    for text it cannot read as Python: a syntax error, or syntax of a newer Python than
+    the one running), unless strict (the tutorial's API), which lets SyntaxError through."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter('ignore')
@@ -739,11 +742,11 @@ def parse_source(data, filename, strict=False):
     except SyntaxError as error:
         if strict:
             raise
-        raise SkipFile(f'syntax error: {error.msg}', error.lineno or 0) from None
+        raise InWindows(f'syntax error on line {error.lineno or 0}: {error.msg}') from None
     except ValueError as error:
         raise SkipFile(f'cannot parse: {error}') from None
     except (RecursionError, MemoryError):
-        raise SkipFile('nested too deeply for the parser') from None
+        raise InWindows('nested too deeply for the parser') from None
 
 
 def python_definitions(tree, line_count):
@@ -877,7 +880,7 @@ def chunk_source(data, relative, strict=False, sha256=None, outline=False):
     try:
         tutorial, extras = python_definitions(tree, len(lines))
     except (RecursionError, MemoryError):
-        raise SkipFile('nested too deeply to walk') from None
+        raise InWindows('nested too deeply to walk') from None
     return make_chunks(relative, revision, lines, tutorial + extras if outline else tutorial)
 
 

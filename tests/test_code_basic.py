@@ -783,7 +783,7 @@ class IncrementalTests(unittest.TestCase):
                   f'class Thing{i}:\n    def method_{i}(self, value):\n'
                   f'        """Do thing {i}."""\n        return value + {i}\n\n'
                   f'def helper_{i}(x):\n    return x * {i}\n')
-        write(self.root / 'broken.py', 'def broken(:\n')
+        write(self.root / 'broken.py', b'x = "caf\xe9"\n')      # not UTF-8: skipped
         one = Path(self.folder.name) / 'one.json'
         two = Path(self.folder.name) / 'two.json'
         self.assertEqual(self.summary('--jobs', '1', out=one), (72, 0, 1, 72, 360))

@@ -162,6 +162,18 @@ class UnreadableFileTests(HostileCase):
                                                                                        'big'))
         self.assert_one_skip('garbage.py', r':\d+: \S.*')
 
+    def test_binary_formats_by_name_left_out_quietly(self):
+        """Django ships 1,263 compiled gettext catalogs: a file whose name says it is
+        binary is no stderr line (--dry-run names it); an unknown one with a NUL is."""
+        for name in ('locale/de/LC_MESSAGES/django.mo', 'data/cities.shp', 'data/x.lzma'):
+            write(self.root / name, b'\xde\x12\x04\x95\0\0\0\0')
+        write(self.root / 'data/cities.unknown', b'\0')
+        self.assert_one_skip('data/cities.unknown',
+                             r':1: skipped: binary file \(contains NUL bytes\)')
+        dry = run_cli('index', self.root, '--out', self.out, '--dry-run')
+        self.assertIn('skip  locale/de/LC_MESSAGES/django.mo: not text (by its name)',
+                      dry.stdout)
+
     def test_invalid_utf8(self):
         write(self.root / 'latin.py', b'def f():\n    return "caf\xe9"\n')
         self.assert_one_skip('latin.py', r':2: \S.*')
@@ -190,9 +202,19 @@ class UnreadableFileTests(HostileCase):
         write(self.root / 'ascii.py', b'# coding: ascii\ndef f():\n    return "\xc3\xa9"\n')
         self.assert_one_skip('ascii.py', r':3: .*ascii.*')
 
-    def test_syntax_error_line(self):
-        write(self.root / 'bad.py', 'def ok():\n    pass\n\ndef broken(:\n    pass\n')
-        self.assert_one_skip('bad.py', r':4: syntax error: .+')
+    def test_syntax_error_in_windows(self):
+        """A file ast cannot parse (a typo, or syntax of a newer Python than the one
+        running) is reported with its line and still found, in line windows."""
+        write(self.root / 'bad.py', 'def ok():\n    pass\n\ndef broken_marker(:\n    pass\n')
+        result = self.index()
+        self.assertRegex(result.stderr, r'^bad\.py:0: syntax error on line 4: .+: indexed in '
+                                        r'line windows\n\Z')
+        self.assertIn('줄 창으로 나눈 파일 1개', result.stdout)
+        hits = json.loads(run_cli('search', 'broken_marker', '--index', self.out,
+                                  '--json').stdout)['results']
+        self.assertEqual([(h['path'], h['kind'], h['start'], h['end']) for h in hits[:1]],
+                         [('bad.py', 'window', 1, 5)])
+        self.assert_good_searchable()
 
     def test_30_mb_file_with_default_limit(self):
         with open(self.root / 'big.py', 'wb') as handle:
@@ -229,16 +251,23 @@ class UnreadableFileTests(HostileCase):
 
 class DeepNestingTests(HostileCase):
     def test_parser_nesting_limits(self):
+        """Nesting past the parser's limits is one stderr line; the file is read in line
+        windows, as code nested too deeply in the other languages is."""
         cases = {
-            'parens.py': (b'x = ' + b'(' * 100000 + b'1' + b')' * 100000 + b'\n', r':1: .+'),
-            'lists.py': (b'x = ' + b'[' * 5000 + b']' * 5000 + b'\n', r':1: .+'),
-            'unary.py': (b'x = ' + b'-' * 100000 + b'1\n', r':\d+: .+'),
+            'parens.py': b'x = ' + b'(' * 100000 + b'1' + b')' * 100000 + b'\n',
+            'lists.py': b'x = ' + b'[' * 5000 + b']' * 5000 + b'\n',
+            'unary.py': b'x = ' + b'-' * 100000 + b'1\n',
         }
-        for name, (data, pattern) in cases.items():
+        for name, data in cases.items():
             with self.subTest(name=name):
                 path = write(self.root / name, data)
                 try:
-                    self.assert_one_skip(name, pattern)
+                    result = self.index()
+                    self.assertRegex(result.stderr, '^' + re.escape(name) +
+                                     r':0: .+: indexed in line windows\n\Z')
+                    windows = json.loads(self.out.read_text('utf-8'))['files'][name]
+                    self.assertEqual(windows['rows'].split('\t')[1:4], ['window', '1', '1'])
+                    self.assert_good_searchable()
                 finally:
                     path.unlink()
 
@@ -253,10 +282,10 @@ class DeepNestingTests(HostileCase):
                     result = self.index()
                     lines = lines_of(result.stderr)
                     if lines:
-                        self.assertEqual(len(lines), 2, lines)
-                        self.assertRegex(lines[0], '^' + re.escape(name) + r':\d+: \S')
-                    else:
-                        self.assertIn(name, json.loads(self.out.read_text('utf-8'))['files'])
+                        self.assertEqual(len(lines), 1, lines)
+                        self.assertRegex(lines[0], '^' + re.escape(name) +
+                                         r':0: .+: indexed in line windows$')
+                    self.assertIn(name, json.loads(self.out.read_text('utf-8'))['files'])
                     self.assert_good_searchable()
                 finally:
                     path.unlink()
@@ -627,7 +656,7 @@ class ExitStatusTests(HostileCase):
         return result
 
     def test_zero_with_skips(self):
-        write(self.root / 'bad.py', 'def broken(:\n')
+        write(self.root / 'bad.py', b'x = "caf\xe9"\n')
         result = run_cli('index', self.root, '--out', self.out)
         self.assertEqual(result.returncode, 0)
         result = run_cli(self.root, 'harmless')
