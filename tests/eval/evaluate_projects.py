@@ -13,6 +13,8 @@ Files next to this one:
 The questions and their gold were written from reading each package's code,
 before any ranker was run on these packages, and then frozen.  ``set`` is
 "tuning" (about 60%) or "holdout" (about 40%, not to be used for tuning).
+The 72 questions over rich and django (ri-*, dj-*) came later, written the same
+way by two helpers who read only the sources (rich's sdist holds no tests).
 ``category`` is one of:
 
   english     a plain-word question about the library's internals
