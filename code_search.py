@@ -99,6 +99,10 @@ FIELD_LENGTH_NORMALISATION = {'name': 0.3, 'scope': 0.3, 'path': 0.3,
                               'summary': 0.3}
 BM25_K1 = 1.2
 TEST_FILE_WEIGHT = 0.5      # test code ranks lower unless the question mentions tests
+TEXT_FILE_WEIGHT = 0.5      # so does a file of no code language (docs, config) unless the
+                            # question asks for one (TEXT_QUESTION_WORDS)
+TEXT_QUESTION_WORDS = frozenset('doc docs documentation documented readme changelog '
+                                'dockerfile makefile yaml toml markdown'.split())
 PATH_WORD_WEIGHT = 1.2      # a file whose path holds a question's word: json/decoder.py for json
 PATH_LAYOUT_WORDS = frozenset('src lib mod index main init pkg cmd internal test'.split())
                             # ... but not one that names how a tree is laid out
@@ -485,6 +489,7 @@ LANGUAGES = {
 FILE_NAMES = {'Dockerfile': 'dockerfile', 'Makefile': 'makefile', 'makefile': 'makefile',
               'GNUmakefile': 'makefile', 'Containerfile': 'dockerfile'}
 C_FAMILY = frozenset({'javascript', 'typescript', 'java', 'kotlin', 'go', 'rust'})
+CODE_LANGUAGES = C_FAMILY | {'python'}
 # Files that are never text: left out quietly (`index --dry-run` names them).
 BINARY_SUFFIXES = frozenset('''
 .png .jpg .jpeg .gif .bmp .ico .webp .avif .heic .tif .tiff .psd .svgz .pdf .zip .gz .tgz
@@ -5858,8 +5863,8 @@ def idf_of(matches, total):
 def score_matches(index, question, terms, matches, statistics, top_k, explain=False):
     """The top_k hits of one index from its term matches.  statistics are the index's
     own, or those of several indexes searched together, so that their scores compare.
-    The factors of a file (test file, path word, internal path) weigh every candidate;
-    rerank_by_name weighs the leading ones by what they are."""
+    The factors of a file (text file, test file, path word, internal path) weigh every
+    candidate; rerank_by_name weighs the leading ones by what they are."""
     weights, anchors, concepts = terms.weights, terms.anchors, terms.concepts
     by_concept, anchored = {}, set()          # concept: {chunk: its best term's score}
     for term, weighted in matches.items():
@@ -5872,6 +5877,7 @@ def score_matches(index, question, terms, matches, statistics, top_k, explain=Fa
             if score > best.get(n, 0.0):
                 best[n] = score
     wants_tests = any(term.startswith('test') for term in anchors)
+    wants_text = any(word_terms(word)[0] in anchors for word in TEXT_QUESTION_WORDS)
     scores = {}
     for best in by_concept.values():
         for n, score in best.items():
@@ -5884,7 +5890,9 @@ def score_matches(index, question, terms, matches, statistics, top_k, explain=Fa
         relative = index['order'][bisect.bisect_right(index['starts'], n) - 1]
         if relative not in file_weights:
             test = not wants_tests and bool(TEST_PATH.search(relative))
+            text = not wants_text and language_of(relative) not in CODE_LANGUAGES
             file_factors[relative] = {what: weight for what, weight, holds in (
+                ('text file', TEXT_FILE_WEIGHT, text),
                 ('test file', TEST_FILE_WEIGHT, test),
                 ('path word', PATH_WORD_WEIGHT,
                  not test and not path_words.isdisjoint(path_terms(relative))),
@@ -6024,9 +6032,9 @@ def explain_chunk(index, terms, statistics, n, factors):
 
 
 MESSAGE_TYPE = re.compile(r'\s*([A-Za-z_][\w.]*)\s*:\s')
-MESSAGE_MARKS = re.compile(r'[:"=()<>\[\]{}]|\B\'|\'\B')  # what a message has and words
-                                                          # seldom do (an apostrophe in a
-                                                          # word is no quote)
+MESSAGE_MARKS = re.compile(r'[:"=()<>\[\]{}]|\B\'|\'\B|\w/[^\s/]+/')   # what a message has
+                            # and words seldom do (an apostrophe in a word is no quote; a
+                            # path has two slashes: /srv/app/views.py changed, reloading.)
 PASTED = re.compile(MESSAGE_MARKS.pattern + '|[0-9]')   # those or a number: it looks pasted
 # A question about how code works inside ('how does the pool grow', 'how is the hash
 # computed', 'internally', '내부에서'), not 'how do I ...': a private helper answers it.

@@ -310,6 +310,53 @@ class PrivateTests(TempDirCase):
         self.assertIn('Store.privateKey', hits)     # a name holding 'private' is not private
 
 
+class TextFileTests(TempDirCase):
+    def write_project(self):
+        """Django's shape: a page of the manual holds every word of the question, and
+        the private method that does it holds a few."""
+        root = self.tmp / 'site'
+        write(root / 'docs/ref/fields.txt', (
+            'Choices\n=======\n\nFor each field that has choices set, the object has a\n'
+            'method that returns the human-readable label of the field instead of the\n'
+            'value stored in the database: get_FOO_display.\n\n' + ''.join(
+                f'Option {number} sets how the admin orders, filters and searches rows.\n'
+                for number in range(50))))
+        write(root / 'models/base.py', (
+            'class Model:\n'
+            '    def _get_FIELD_display(self, field):\n'
+            '        value = getattr(self, field.attname)\n'
+            '        return dict(field.flatchoices).get(value, value)\n'))
+        write(root / 'autoreload.py', (
+            'def trigger_reload(filename):\n'
+            '    logger.info("%s changed, reloading.", filename)\n'))
+        for number in range(30):
+            write(root / f'views{number}.py', (
+                f'def view_{number}(request):\n'
+                '    """Render the home page: the blog index, or the site map."""\n'
+                '    return render(request, "home/blog/mysite.html")\n'))
+        return root
+
+    def test_prose_ranks_below_the_code_unless_the_question_asks_for_it(self):
+        root = self.write_project()
+        question = 'show the human-readable label of a choices field instead of the stored value'
+        hits = search_tree(root, question, 2)
+        self.assertEqual([hit['symbol'] for hit in hits],
+                         ['Model._get_FIELD_display', 'docs/ref/fields.txt:L1-57'])
+        assert_demoted(self, hits, 'text file', code_search.TEXT_FILE_WEIGHT)
+        asked = search_tree(root, 'where is the documentation of ' + question, 2)
+        self.assertEqual(asked[0]['path'], 'docs/ref/fields.txt')
+        self.assertNotIn('text file', asked[0]['explain']['factors'])
+
+    def test_a_log_line_holding_a_path_is_pasted(self):
+        root = self.write_project()
+        pasted = '/home/dev/mysite/blog/views.py changed, reloading.'
+        hit = search_tree(root, pasted, 1)[0]
+        self.assertEqual((hit['symbol'], hit['explain']['factors']),
+                         ('trigger_reload', {'phrase': code_search.PHRASE_WEIGHT}))
+        for words in ('read/write a file', 'and/or', 'TCP/IP'):
+            self.assertFalse(code_search.MESSAGE_MARKS.search(words))
+
+
 class ModuleCodeTests(TempDirCase):
     def test_a_definition_ranks_above_the_module_docstring_that_sums_it_up(self):
         root = self.tmp / 'colours'
