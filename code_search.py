@@ -99,10 +99,11 @@ FIELD_LENGTH_NORMALISATION = {'name': 0.3, 'scope': 0.3, 'path': 0.3,
                               'summary': 0.3}
 BM25_K1 = 1.2
 TEST_FILE_WEIGHT = 0.5      # test code ranks lower unless the question mentions tests
-TEXT_FILE_WEIGHT = 0.5      # so does a file of no code language (docs, config) unless the
-                            # question asks for one (TEXT_QUESTION_WORDS)
-TEXT_QUESTION_WORDS = frozenset('doc docs documentation documented readme changelog '
-                                'dockerfile makefile yaml toml markdown'.split())
+PROSE_FILE_WEIGHT = 0.5     # so does prose (docs, README, .po) unless the question asks
+                            # for it (PROSE_QUESTION_WORDS)
+PROSE_LANGUAGES = frozenset({'markdown', 'rst', 'text', ''})    # '': no known suffix
+PROSE_QUESTION_WORDS = frozenset('doc docs documentation documented readme changelog '
+                                 'markdown'.split())
 PATH_WORD_WEIGHT = 1.2      # a file whose path holds a question's word: json/decoder.py for json
 PATH_LAYOUT_WORDS = frozenset('src lib mod index main init pkg cmd internal test'.split())
                             # ... but not one that names how a tree is laid out
@@ -489,7 +490,6 @@ LANGUAGES = {
 FILE_NAMES = {'Dockerfile': 'dockerfile', 'Makefile': 'makefile', 'makefile': 'makefile',
               'GNUmakefile': 'makefile', 'Containerfile': 'dockerfile'}
 C_FAMILY = frozenset({'javascript', 'typescript', 'java', 'kotlin', 'go', 'rust'})
-CODE_LANGUAGES = C_FAMILY | {'python'}
 # Files that are never text: left out quietly (`index --dry-run` names them).
 BINARY_SUFFIXES = frozenset('''
 .png .jpg .jpeg .gif .bmp .ico .webp .avif .heic .tif .tiff .psd .svgz .pdf .zip .gz .tgz
@@ -5863,7 +5863,7 @@ def idf_of(matches, total):
 def score_matches(index, question, terms, matches, statistics, top_k, explain=False):
     """The top_k hits of one index from its term matches.  statistics are the index's
     own, or those of several indexes searched together, so that their scores compare.
-    The factors of a file (text file, test file, path word, internal path) weigh every
+    The factors of a file (prose file, test file, path word, internal path) weigh every
     candidate; rerank_by_name weighs the leading ones by what they are."""
     weights, anchors, concepts = terms.weights, terms.anchors, terms.concepts
     by_concept, anchored = {}, set()          # concept: {chunk: its best term's score}
@@ -5877,7 +5877,7 @@ def score_matches(index, question, terms, matches, statistics, top_k, explain=Fa
             if score > best.get(n, 0.0):
                 best[n] = score
     wants_tests = any(term.startswith('test') for term in anchors)
-    wants_text = any(word_terms(word)[0] in anchors for word in TEXT_QUESTION_WORDS)
+    wants_prose = any(word_terms(word)[0] in anchors for word in PROSE_QUESTION_WORDS)
     scores = {}
     for best in by_concept.values():
         for n, score in best.items():
@@ -5890,9 +5890,9 @@ def score_matches(index, question, terms, matches, statistics, top_k, explain=Fa
         relative = index['order'][bisect.bisect_right(index['starts'], n) - 1]
         if relative not in file_weights:
             test = not wants_tests and bool(TEST_PATH.search(relative))
-            text = not wants_text and language_of(relative) not in CODE_LANGUAGES
+            prose = not wants_prose and language_of(relative) in PROSE_LANGUAGES
             file_factors[relative] = {what: weight for what, weight, holds in (
-                ('text file', TEXT_FILE_WEIGHT, text),
+                ('prose file', PROSE_FILE_WEIGHT, prose),
                 ('test file', TEST_FILE_WEIGHT, test),
                 ('path word', PATH_WORD_WEIGHT,
                  not test and not path_words.isdisjoint(path_terms(relative))),

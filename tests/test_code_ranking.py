@@ -310,7 +310,7 @@ class PrivateTests(TempDirCase):
         self.assertIn('Store.privateKey', hits)     # a name holding 'private' is not private
 
 
-class TextFileTests(TempDirCase):
+class ProseFileTests(TempDirCase):
     def write_project(self):
         """Django's shape: a page of the manual holds every word of the question, and
         the private method that does it holds a few."""
@@ -342,10 +342,10 @@ class TextFileTests(TempDirCase):
         hits = search_tree(root, question, 2)
         self.assertEqual([hit['symbol'] for hit in hits],
                          ['Model._get_FIELD_display', 'docs/ref/fields.txt:L1-57'])
-        assert_demoted(self, hits, 'text file', code_search.TEXT_FILE_WEIGHT)
+        assert_demoted(self, hits, 'prose file', code_search.PROSE_FILE_WEIGHT)
         asked = search_tree(root, 'where is the documentation of ' + question, 2)
         self.assertEqual(asked[0]['path'], 'docs/ref/fields.txt')
-        self.assertNotIn('text file', asked[0]['explain']['factors'])
+        self.assertNotIn('prose file', asked[0]['explain']['factors'])
 
     def test_a_log_line_holding_a_path_is_pasted(self):
         root = self.write_project()
