@@ -6032,9 +6032,10 @@ def explain_chunk(index, terms, statistics, n, factors):
 
 
 MESSAGE_TYPE = re.compile(r'\s*([A-Za-z_][\w.]*)\s*:\s')
-MESSAGE_MARKS = re.compile(r'[:"=()<>\[\]{}]|\B\'|\'\B|\w/[^\s/]+/')   # what a message has
-                            # and words seldom do (an apostrophe in a word is no quote; a
-                            # path has two slashes: /srv/app/views.py changed, reloading.)
+MESSAGE_MARKS = re.compile(                 # what a message has and words seldom do ...
+    r'[:"=()<>\[\]{}]|\B\'|\'\B'            # (an apostrophe in a word is no quote) ...
+    r'|(?:^|\s)/\w[^\s/]*/|\w/[^\s/]+/\S*\.[A-Za-z]')   # ... and an absolute path or one to
+                        # a file (/srv/app/views.py changed, reloading.), not a/./b/../c
 PASTED = re.compile(MESSAGE_MARKS.pattern + '|[0-9]')   # those or a number: it looks pasted
 # A question about how code works inside ('how does the pool grow', 'how is the hash
 # computed', 'internally', '내부에서'), not 'how do I ...': a private helper answers it.

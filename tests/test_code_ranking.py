@@ -353,7 +353,7 @@ class ProseFileTests(TempDirCase):
         hit = search_tree(root, pasted, 1)[0]
         self.assertEqual((hit['symbol'], hit['explain']['factors']),
                          ('trigger_reload', {'phrase': code_search.PHRASE_WEIGHT}))
-        for words in ('read/write a file', 'and/or', 'TCP/IP'):
+        for words in ('read/write a file', 'and/or', 'TCP/IP', 'tidy a/./b/../c to a/c'):
             self.assertFalse(code_search.MESSAGE_MARKS.search(words))
 
 
