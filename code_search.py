@@ -641,7 +641,7 @@ def crowding(lines, definitions):
     text = sum(ends[min(d.end, last)] - ends[min(d.start, last + 1) - 1] for d in definitions)
     if text > CROWDED_TEXT * max(ends[-1], CROWDED_MIN_SIZE):
         raise InWindows(f'its definitions repeat its text more than {CROWDED_TEXT} times '
-                      f'(many on shared long lines)')
+                        f'(many on shared long lines)')
 
 
 def types_with_members(definitions):
