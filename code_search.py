@@ -101,7 +101,7 @@ BM25_K1 = 1.2
 TEST_FILE_WEIGHT = 0.5      # test code ranks lower unless the question mentions tests
 PROSE_FILE_WEIGHT = 0.5     # so does prose (docs, README, .po) unless the question asks
                             # for it (PROSE_QUESTION_WORDS)
-PROSE_LANGUAGES = frozenset({'markdown', 'rst', 'text', ''})    # '': no known suffix
+PROSE_LANGUAGES = frozenset({'markdown', 'rst', 'text'})   # text: .txt, no known suffix
 PROSE_QUESTION_WORDS = frozenset('doc docs documentation documented readme changelog '
                                  'markdown'.split())
 PATH_WORD_WEIGHT = 1.2      # a file whose path holds a question's word: json/decoder.py for json
@@ -1513,6 +1513,17 @@ NON_SPACE = re.compile(r'[^ \t\r\n]')
 WORD_END = re.compile(r'\w+')
 
 
+def remembered(answers, read):
+    """read(passed) -> an answer, after putting in passed the keys (the places it read
+    from) whose answer is the same one; answers keeps it for each.  A reader that
+    checks answers first then reads a run of one construct ('class class ...', 'val a =
+    val a = ...') once, not once from each of its places."""
+    passed = []
+    answer = read(passed)
+    answers.update(dict.fromkeys(passed, answer))
+    return answer
+
+
 class MaskedFile:
     """A scanned file's text, masked text and bracket pairs, with the backward and
     forward moves over spaces that both finders make (blanked comments are spaces)."""
@@ -2153,11 +2164,9 @@ class RustFile(MaskedFile):
         generic angle brackets skipped), or None (at the '}' that closes what holds it:
         neg! { impl Neg for Simd<f32> } lists impls without bodies).  Each position it
         goes on from outside angle brackets keeps the answer, so a run of headers without
-        bodies is read once, not once per header."""
-        passed = []
-        answer = self.header_end_from(position, passed)
-        self.header_ends.update(dict.fromkeys(passed, answer))
-        return answer
+        bodies is read once, not once per header (remembered)."""
+        return remembered(self.header_ends, lambda passed: self.header_end_from(position,
+                                                                                 passed))
 
     def header_end_from(self, position, passed):
         """header_end's reading; passed gets the positions whose answer is this one."""
@@ -2534,14 +2543,13 @@ class KotlinFile:
         """Where the header (header=True: it stops before a '{' body or an '=') or the
         expression starting at position ends, skipping bracketed parts.  Each position
         it goes on from with nothing pending keeps the answer, so a line of
-        'val a = val a = ...' is read once, not once per val."""
-        passed = []
-        answer = self.extent_from(position, header, passed)
-        self.extents.update(dict.fromkeys(((p, header) for p in passed), answer))
-        return answer
+        'val a = val a = ...' is read once, not once per val (remembered)."""
+        return remembered(self.extents, lambda passed: self.extent_from(position, header,
+                                                                         passed))
 
     def extent_from(self, position, header, passed):
-        """extent's reading; passed gets the positions whose answer is this one."""
+        """extent's reading; passed gets the (position, header) keys whose answer is
+        this one."""
         masked, pairs, stops = self.masked, self.pairs, self.stops
         last = position - 1
         while True:
@@ -2551,7 +2559,7 @@ class KotlinFile:
             if last == position - 1 or solid >= position:   # nothing before counts now
                 if (position, header) in self.extents:
                     return self.extents[position, header]
-                passed.append(position)
+                passed.append((position, header))
             last = max(last, solid)
             if place == len(stops):
                 return KotlinExtent(last)
@@ -3428,28 +3436,29 @@ class JsCode(JsReader):
         """The block that opens a class or interface body after its name, type
         parameters and heritage clauses, which start at position; or None.  Each
         position read on the way keeps the answer, so 'class class class ...' reads
-        each word once, not once per keyword before it."""
-        passed, body = [], None
+        each word once, not once per keyword before it (remembered)."""
+        return remembered(self.bodies, lambda passed: self.find_body_from(position, limit,
+                                                                           passed))
+
+    def find_body_from(self, position, limit, passed):
+        """find_body's reading; passed gets the (position, limit) keys whose answer is
+        this one."""
         while (position, limit) not in self.bodies:
-            passed.append(position)
+            passed.append((position, limit))
             token = self.token(position, limit)
             if token.text == '{':
-                body = self.blocks.get(token.start)
-                break
+                return self.blocks.get(token.start)
             if token.text == '<':
                 position = self.skip_angle(token.start, limit)
                 if position is None:
-                    break
+                    return None
             elif token.text in ('(', '[') and token.start in self.pairs:
                 position = self.pairs[token.start] + 1
             elif token.kind in ('word', 'lit', 'num') or token.text in ('.', ','):
                 position = token.end
             else:
-                break
-        else:
-            body = self.bodies[position, limit]
-        self.bodies.update(dict.fromkeys(((p, limit) for p in passed), body))
-        return body
+                return None
+        return self.bodies[position, limit]
 
     def parse_class(self, keyword, limit):
         """(own name, body block) of the class whose 'class' keyword is at keyword."""
@@ -5890,7 +5899,8 @@ def score_matches(index, question, terms, matches, statistics, top_k, explain=Fa
         relative = index['order'][bisect.bisect_right(index['starts'], n) - 1]
         if relative not in file_weights:
             test = not wants_tests and bool(TEST_PATH.search(relative))
-            prose = not wants_prose and language_of(relative) in PROSE_LANGUAGES
+            prose = not wants_prose and \
+                index['files'][relative].get('language') in PROSE_LANGUAGES
             file_factors[relative] = {what: weight for what, weight, holds in (
                 ('prose file', PROSE_FILE_WEIGHT, prose),
                 ('test file', TEST_FILE_WEIGHT, test),
