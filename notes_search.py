@@ -69,8 +69,8 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'notes_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 6          # layout of the index file (6: the checksum covers the root)
-PARSER_VERSION = 9          # how notes become chunks; the tutorial's parser was 1
-TOKENIZER_VERSION = 3       # how text becomes terms; a change re-parses every note
+PARSER_VERSION = 10         # how notes become chunks; the tutorial's parser was 1
+TOKENIZER_VERSION = 4       # how text becomes terms; a change re-parses every note
 
 DEFAULT_INDEX = 'index.json'     # the tutorial's name; code_search's is code_index.json
 DEFAULT_TOP_K = 3
@@ -109,9 +109,13 @@ LINK_REASON = 'skipped: symbolic link (not followed)'   # links are never follow
 NOT_UTF8_REASON = 'skipped: name is not valid UTF-8'
 LINE_BREAK_REASON = 'skipped: name holds a line break'
 GONE_REASON = 'skipped: no longer there (deleted or moved)'
-STOP_WORDS = frozenset(          # words that say nothing of the answer, questions' too
+STOP_WORDS = frozenset(          # words any question carries, which say nothing of the answer
     'a an and are as at be by for from in into is it of on or that the this to with '
-    'how do does did i me my what which can could should would we you your there'.split())
+    'how do does did i me my what which can could should would we you your there '
+    'why when where who whom something thing things like want need way'.split())
+KOREAN_QUESTION_WORDS = frozenset(   # the same in Korean: whole words, particles off
+    '어떻게 어떡해 무엇 무엇인가요 무엇인지 뭐 뭐가 뭔가요 뭐야 왜 언제 어디 어디서 방법 '
+    '하면 하려면 수 있나요 있을까요 되나요 하나요 할까요 싶어요 싶습니다 주세요 알려주세요'.split())
 KOREAN_PARTICLES = frozenset(
     '은 는 이 가 을 를 의 에 도 만 와 과 로 랑 께 '
     '으로 에서 에게 한테 까지 부터 처럼 보다 마다 조차 이나 이랑 에는 에도 와는 과는 로는 께서 '
@@ -603,15 +607,16 @@ BLOCK_START = re.compile(r'```|~~~|`|    |\t|[-*+] |\d+[.)] ')
 def introductions(lines, blocks):
     """Numbers of the chunks that introduce the next one: a paragraph ending in ':'
     followed, under the same heading and after blank lines only, by code or a list
-    that introduces nothing itself (a chain is not joined)."""
+    that introduces nothing itself: in 'Steps:' and '- Download it:' before its code,
+    the second is joined with the code, and the first with nothing."""
     found = []
-    for number in range(len(blocks) - 1):
+    for number in reversed(range(len(blocks) - 1)):
         (_, end, path), (start, _, next_path) = blocks[number], blocks[number + 1]
         if lines[end - 1].rstrip().endswith(':') and BLOCK_START.match(lines[start - 1]) \
                 and path == next_path and not ''.join(lines[end:start - 1]).strip() \
-                and number - 1 not in found[-1:]:
+                and number + 1 not in found[-1:]:
             found.append(number)
-    return found
+    return found[::-1]
 
 
 def index_sections(text):
@@ -651,15 +656,20 @@ HANGUL = re.compile(r'[가-힣]+')
 PARTICLE_LENGTHS = sorted({len(particle) for particle in KOREAN_PARTICLES}, reverse=True)
 
 
+def strip_particle(word):
+    """A Hangul word less one trailing particle, if MIN_STEM_SYLLABLES are left."""
+    for size in PARTICLE_LENGTHS:
+        if len(word) - size >= MIN_STEM_SYLLABLES and word[-size:] in KOREAN_PARTICLES:
+            return word[:-size]
+    return word
+
+
 def hangul_terms(word):
     """Syllable bigrams of a Hangul word less its trailing particle; a word of one or
     two syllables is its only term."""
     if word in KOREAN_PARTICLES:
         return ()
-    for size in PARTICLE_LENGTHS:
-        if len(word) - size >= MIN_STEM_SYLLABLES and word[-size:] in KOREAN_PARTICLES:
-            word = word[:-size]
-            break
+    word = strip_particle(word)
     if len(word) <= 2:
         return (word,)
     return tuple([word[start:start + 2] for start in range(len(word) - 1)])
@@ -728,8 +738,14 @@ def analyze(text):
 
 
 def query_terms(question):
-    """The terms a question looks for: its words minus STOP_WORDS."""
-    return [term for term in analyze(question) if term not in STOP_WORDS]
+    """The terms a question looks for: its words less those any question carries
+    (STOP_WORDS, KOREAN_QUESTION_WORDS), or all of them when it has no other: 'which'
+    looks for the page of that name."""
+    terms = list(analyze(question))
+    carried = STOP_WORDS.union(*(hangul_terms(word) for word in
+                                 HANGUL.findall(composed(question))
+                                 if strip_particle(word) in KOREAN_QUESTION_WORDS))
+    return [term for term in terms if term not in carried] or terms
 
 
 # --- Index records: one record per note, postings per term ---------------------------
@@ -880,8 +896,6 @@ def post_notes(parsed):
     for run, tokens in runs_posted.items():     # each distinct run becomes its terms once
         for term in run_terms[run]:
             postings[term] += tokens
-    for word in STOP_WORDS:
-        postings.pop(word, None)
     return postings
 
 
@@ -1425,6 +1439,10 @@ def index_problem(index, deep=True):
     for key, kind in expected.items():
         if type(index.get(key)) is not kind:
             return f'damaged index: "{key}" is missing or not a {kind.__name__}'
+    if not all(type(entry) is dict and type(entry.get('path')) is str
+               and type(entry.get('line')) is int and type(entry.get('reason')) is str
+               for entry in index['skipped']):
+        return 'damaged index: bad list of skipped files'
     if len(index['postings']) != POSTING_BUCKETS or len(index['texts']) != TEXT_BUCKETS \
             or not all(type(bucket) is str and (bucket == '' or bucket[0] == bucket[-1] == '|')
                        for bucket in index['postings']) \

@@ -212,7 +212,8 @@ class TokenTests(unittest.TestCase):
 
     def test_stop_words_dropped_from_questions_only(self):
         self.assertEqual(ns.query_terms('the cache of THE web'), ['cache', 'web'])
-        self.assertEqual(ns.query_terms('the a of'), [])
+        self.assertEqual(ns.query_terms('the a of'), ['the', 'a', 'of'])
+        self.assertEqual(set(ns.analyze('the cache of THE web')), {'the', 'cache', 'of', 'web'})
 
 
 class TutorialApiTests(NotesCase):
