@@ -75,7 +75,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'code_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 7          # layout of the index file (7: the checksum covers the root)
-PARSER_VERSION = 21         # how files become chunks; a change re-parses every file
+PARSER_VERSION = 22         # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 3       # how text becomes terms; a change re-parses every file
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
@@ -486,6 +486,16 @@ LANGUAGES = {
     '.html': 'html', '.htm': 'html', '.css': 'css', '.scss': 'scss', '.sh': 'shell',
     '.bash': 'shell', '.xml': 'xml', '.proto': 'proto', '.gradle': 'gradle',
     '.tf': 'terraform',
+    # code in languages without a reader here: line windows, but code, not prose
+    '.c': 'c', '.h': 'c', '.cc': 'cpp', '.cpp': 'cpp', '.cxx': 'cpp', '.hh': 'cpp',
+    '.hpp': 'cpp', '.hxx': 'cpp', '.cs': 'csharp', '.mm': 'objc',
+    '.swift': 'swift', '.scala': 'scala', '.groovy': 'groovy', '.dart': 'dart',
+    '.rb': 'ruby', '.php': 'php', '.pl': 'perl', '.pm': 'perl', '.lua': 'lua', '.r': 'r',
+    '.jl': 'julia', '.ex': 'elixir', '.exs': 'elixir', '.erl': 'erlang', '.hs': 'haskell',
+    '.ml': 'ocaml', '.fs': 'fsharp', '.clj': 'clojure', '.el': 'elisp', '.zig': 'zig',
+    '.nim': 'nim', '.pyx': 'cython', '.vue': 'vue', '.svelte': 'svelte', '.zsh': 'shell',
+    '.fish': 'shell', '.ps1': 'powershell', '.bat': 'batch', '.cmd': 'batch',
+    '.cmake': 'cmake', '.mk': 'makefile',
 }
 FILE_NAMES = {'Dockerfile': 'dockerfile', 'Makefile': 'makefile', 'makefile': 'makefile',
               'GNUmakefile': 'makefile', 'Containerfile': 'dockerfile'}
@@ -5558,6 +5568,10 @@ def index_problem(index, deep=True):
     for key, kind in expected.items():
         if type(index.get(key)) is not kind:
             return f'damaged index: "{key}" is missing or not a {kind.__name__}'
+    if not all(type(entry) is dict and type(entry.get('path')) is str
+               and type(entry.get('line')) is int and type(entry.get('reason')) is str
+               for entry in index['skipped']):
+        return 'damaged index: bad list of skipped files'
     if len(index['postings']) != POSTING_BUCKETS or len(index['field_totals']) != len(FIELDS) \
             or not all(type(bucket) is str and (bucket == '' or bucket[0] == bucket[-1] == '|')
                        for bucket in index['postings']):

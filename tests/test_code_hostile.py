@@ -808,6 +808,9 @@ class BadIndexTests(HostileCase):
             'renamed by hand': changed(set_chunk('symbol', 'renamed_by_hand')),
             'root moved by hand': changed(lambda i: i.__setitem__('root', str(self.base))),
             'a path outside the root': changed(outside_the_root),
+            'skipped not records': changed(lambda i: i.__setitem__('skipped', [1, 2])),
+            'skipped without reason': changed(lambda i: i.__setitem__(
+                'skipped', [{'path': 'x.py', 'line': 0}])),
         }
 
     # These also go through a real process; the others call main() in this process.
@@ -831,6 +834,9 @@ class BadIndexTests(HostileCase):
                     self.assertIn('notes_search', result.stderr)
                 if name == 'wrong format version':
                     self.assertIn('rebuild', result.stderr)
+                if name.startswith('skipped'):      # ls --all lists them: one line too
+                    listed = run_main('ls', '--all', '--index', self.out)
+                    self.assertEqual((listed.returncode, len(lines_of(listed.stderr))), (2, 1))
 
     # Files that are not code_search indexes: `index` refuses to overwrite them.
     NOT_OURS = {'not json', 'invalid utf-8', 'json array', 'json string', 'deep json',

@@ -347,6 +347,16 @@ class ProseFileTests(TempDirCase):
         self.assertEqual(asked[0]['path'], 'docs/ref/fields.txt')
         self.assertNotIn('prose file', asked[0]['explain']['factors'])
 
+    def test_code_in_a_language_read_in_windows_is_not_prose(self):
+        root = self.tmp / 'ext'
+        write(root / 'speedups.c', 'static int scan_once(const char *text) {\n'
+                                   '    return decode_string(text);\n}\n')
+        write(root / 'notes.txt', 'scan once: decode a string\n')
+        hits = search_tree(root, 'scan once decode string', 2)
+        self.assertEqual([(hit['path'], hit['explain']['factors']) for hit in hits],
+                         [('speedups.c', {}), ('notes.txt', {'prose file': 0.5})])
+        self.assertEqual(code_search.language_of('src/ext/speedups.c'), 'c')
+
     def test_a_log_line_holding_a_path_is_pasted(self):
         root = self.write_project()
         pasted = '/home/dev/mysite/blog/views.py changed, reloading.'

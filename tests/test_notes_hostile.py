@@ -460,6 +460,9 @@ class CorruptIndexTests(TempDirCase):
             'checksum missing': changed(lambda d: d.pop('checksum')),
             'root moved by hand': changed(lambda d: d.update(root=str(self.tmp))),
             'bool as int': changed(lambda d: d.update(next_fid=True)),
+            'skipped not records': changed(lambda d: d.update(skipped=[1, 2])),
+            'skipped without reason': changed(lambda d: d.update(
+                skipped=[{'path': 'x.md', 'line': 0}])),
         }
 
     def test_search_refuses_and_index_rebuilds(self):
