@@ -5960,7 +5960,9 @@ def rerank_by_name(index, question, scores, top_k, file_factors):
 
     Only the best RERANK_DEPTH candidates are looked at, so a search decodes the chunk
     names of a few files, not of every file a common word touches; only the best
-    PHRASE_DEPTH (PASTED_DEPTH for a pasted message) are read for their string literals.
+    PHRASE_DEPTH (PASTED_DEPTH for a pasted message of PHRASE_MIN_WORDS words) are read
+    for their string literals, and none for a question of fewer words unless it is a
+    message, which may hold the whole of a short literal ('ReadError: empty file').
     """
     named = named_in_question(question) - {message_type(question)}
     dotted = {name for name in named if '.' in name}
@@ -5987,8 +5989,10 @@ def rerank_by_name(index, question, scores, top_k, file_factors):
                 applied[what] = weight
                 scores[n] *= weight
     ranked = sorted(leading, key=lambda n: (-scores[n], n))
-    phrase_depth = 0 if len(question_words(question)) < PHRASE_MIN_WORDS else \
-        PASTED_DEPTH if PASTED.search(question) else PHRASE_DEPTH
+    asked = len(question_words(question))
+    phrase_depth = PASTED_DEPTH if asked >= PHRASE_MIN_WORDS and PASTED.search(question) \
+        else PHRASE_DEPTH if asked >= PHRASE_MIN_WORDS or (
+            asked >= PHRASE_WHOLE_WORDS and MESSAGE_MARKS.search(question)) else 0
     read = [dict(entries[n]) for n in ranked[:phrase_depth]]
     with_text(index, [hit for hit in read if 'text' not in hit])    # in memory: they have it
     for n, hit in zip(ranked, read):
@@ -6084,6 +6088,7 @@ LITERAL_BODY = {'"': re.compile(r'(?:[^"\\\n]|\\.)*'), "'": re.compile(r"(?:[^'\
 LITERAL_JOIN = re.compile(r'\s*\+?\s*')     # between adjacent literals: 'a' 'b', 'a' + 'b'
 PLACEHOLDER = re.compile(r'%(?:\([^()]*\))?[-#0 +]*(?:[1-9]\d*)?(?:\.\d+)?[a-zA-Z]|\$?\{[^{}]*\}')
 PHRASE_TOKEN = re.compile(r'\x00|\w+')
+ESCAPE = re.compile(r'\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|.)', re.S)
 
 
 def quoted_literals(text):
@@ -6140,7 +6145,8 @@ def phrase_words(question, text):
     pasted = bool(MESSAGE_MARKS.search(question))
     best = 0
     for literal in quoted_literals(text):
-        tokens = [token.lower() for token in PHRASE_TOKEN.findall(PLACEHOLDER.sub('\x00', literal))]
+        tokens = [token.lower() for token in          # an escape (\n, \t, \x1b) parts words
+                  PHRASE_TOKEN.findall(PLACEHOLDER.sub('\x00', ESCAPE.sub(' ', literal)))]
         words = [token for token in tokens if token != '\x00']
         short = pasted and PHRASE_WHOLE_WORDS <= len(words) < PHRASE_MIN_WORDS and \
             wanted.issuperset(words)

@@ -138,6 +138,31 @@ class RankingTests(RankingCase):
                         code_search.PHRASE_MIN_WORDS)                # not in a row
         self.assertEqual(code_search.phrase_words('ValueError: negative PUT', literal), 0)
 
+    def test_a_short_message_and_a_literal_ending_in_an_escape_count(self):
+        # Three words pasted ('ReadError: empty file') may hold a whole short literal,
+        # and '\\n' or '\\t' in a literal parts its words instead of being one ('n').
+        root = self.tmp / 'archive'
+        write(root / 'reader.py', (
+            'def next_member(header):\n'
+            '    """Read the next member of the archive from its header block."""\n'
+            '    if not header:\n'
+            '        raise ReadError("empty file")\n'
+            '    return header\n'))
+        write(root / 'members.py', (
+            'def is_empty_file(member):\n'
+            '    """Whether the member is an empty file: a file of no bytes."""\n'
+            '    return member.size == 0\n'))
+        write(root / 'report.py', (
+            'def report(widget):\n'
+            "    sys.stderr.write('Widget failure\\n\\tat %s\\n' % widget)\n"))
+        hits = search_tree(root, 'ReadError: empty file', 1)
+        self.assertEqual((hits[0]['symbol'], hits[0]['explain']['factors']),
+                         ('next_member', {'phrase': code_search.PHRASE_WEIGHT}))
+        hits = search_tree(root, 'worker 7: Widget failure at gadget-3', 1)
+        self.assertEqual((hits[0]['symbol'], hits[0]['explain']['factors']),
+                         ('report', {'phrase': code_search.PHRASE_WEIGHT}))
+        self.assertEqual(code_search.phrase_words('Widget failure', r"'Widget failure\n'"), 0)
+
     def test_a_raiser_deep_among_the_candidates_is_read_for_its_literal(self):
         # Forty functions whose docstrings say some of the message's words outrank the
         # raiser by words alone; PHRASE_DEPTH reaches it, and its literal puts it first.
