@@ -7165,6 +7165,8 @@ def explain_frame(repos, frame, by_name):
                                                   record.get('language', 'python'))
         if frame['line'] <= len(lines):
             frame['source_line'] = lines[frame['line'] - 1]
+        elif lines or not frame['stale']:
+            frame['lines_now'] = len(lines)         # the file is shorter than the trace says
     return frame
 
 
@@ -7673,7 +7675,8 @@ def format_traceback(explained, full=False, with_repo=False):
 def format_frame(frame, full, with_repo=False):
     """The lines of one frame: where it is as printed, then the code there."""
     if frame['language'] == 'python':
-        where = f"  File {frame['file']}, line {frame['line']}, in {frame['name']}"
+        where = f"  File {frame['file']}, line {frame['line']}" + (
+            f", in {frame['name']}" if frame['name'] else '')    # a SyntaxError's has none
     else:
         line = f":{frame['line']}" if frame['line'] else ''
         where = f"  at {frame['name'] or '<anonymous>'} ({frame['file']}{line})"
@@ -7692,6 +7695,9 @@ def format_frame(frame, full, with_repo=False):
     if not frame['line']:
         return [where, f"    {path}: the trace gives no line"]
     note = '  [stale]' if frame.get('stale') else ''
+    if 'lines_now' in frame:
+        return [where, f"    {path} has {frame['lines_now']} lines: the file has no line "
+                       f"{frame['line']} now{note}"]
     rows = [where, f"    {path}:{frame['line']}: outside any indexed definition{note}"]
     if 'source_line' in frame:
         rows.append(f"    > {frame['line']} | {frame['source_line']}")

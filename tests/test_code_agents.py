@@ -311,6 +311,14 @@ class AtCommandTests(unittest.TestCase):
         self.assertEqual(traced.returncode, 0, traced.stderr)
         frame = json.loads(traced.stdout)['exceptions'][0]['frames'][0]
         self.assertEqual((frame['path'], frame['chunk']), ('billing/invoice.py', None))
+        traced = run_tool('trace', '-', '--index', self.index, input=trace)
+        self.assertIn(f'in gone\n    billing/invoice.py has {total} lines: the file has no '
+                      f'line {total + 50} now\nValueError', traced.stdout)
+        syntax = ('Traceback (most recent call last):\n'
+                  '  File "/app/billing/invoice.py", line 2\n    x = (\n        ^\n'
+                  "SyntaxError: '(' was never closed\n")
+        traced = run_tool('trace', '-', '--index', self.index, input=syntax)
+        self.assertIn('invoice.py, line 2\n', traced.stdout)     # as Python prints it
 
     def test_a_file_that_shrank_or_went_is_refused_and_its_frames_say_so(self):
         with tempfile.TemporaryDirectory() as folder:
