@@ -7500,7 +7500,7 @@ def list_folder(files, path='', depth=1, everything=False):
             parts = left_out['path'].rstrip('/')[len(prefix):].split('/')
             if len(parts) > depth:          # deeper: its folder at the last level listed
                 left_out = {'path': prefix + '/'.join(parts[:depth]) + '/', 'type': 'folder',
-                            'reason': 'holds files left out (list it with --all)'}
+                            'reason': 'holds files left out (ls --all on this folder lists them)'}
             entries.setdefault(left_out['path'].rstrip('/'), left_out)
         if folder and not entries:      # behind a link, inside an ignored folder, or none
             raise LookupError(f'not a folder that holds indexed or left-out files: {path} '

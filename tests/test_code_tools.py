@@ -410,7 +410,7 @@ class LsTests(TempDirCase):
         write(self.root / 'newdir' / 'deeper' / 'b.py', 'def deeper():\n    pass\n')
         every = json.loads(cli('ls', '--all', '--index', self.index, '--json').stdout)
         self.assertIn({'path': 'newdir/', 'type': 'folder',
-                       'reason': 'holds files left out (list it with --all)'}, every['entries'])
+                       'reason': 'holds files left out (ls --all on this folder lists them)'}, every['entries'])
         inside = cli('ls', 'newdir', '--all', '--index', self.index)
         self.assertEqual(inside.returncode, 0, inside.stderr)
         self.assertRegex(inside.stdout, r'(?m)^newdir/a\.py +\[not in the index \(new since')
