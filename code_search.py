@@ -76,7 +76,7 @@ TOOL = 'code_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 7          # layout of the index file (7: the checksum covers the root)
 PARSER_VERSION = 22         # how files become chunks; a change re-parses every file
-TOKENIZER_VERSION = 3       # how text becomes terms; a change re-parses every file
+TOKENIZER_VERSION = 4       # how text becomes terms; a change re-parses every file
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
 DEFAULT_TOP_K = 2           # the tutorial's default
@@ -4767,6 +4767,9 @@ def query_terms(question):
     words = WORD.findall(composed(question))
     for word in words:
         add(word, 1.0)
+    if not weights:             # words any question carries, and no other: the name asked
+        weights.update((word.lower(), 1.0) for word in words)   # for ('which', 'Some')
+        concepts.update((word.lower(), word.lower()) for word in words)
     for dotted in re.findall(r'(?<!\w)[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+',
                              dotted_question(question)):     # from a word's start: linear
         weights[dotted.lower()] = 1.0
@@ -4954,6 +4957,8 @@ def chunk_postings(chunks, fid):
     for local, chunk in enumerate(searched):
         for field, text in own_field_texts(chunk).items():
             counts = count_terms(text)
+            if field == 'name' and not counts and text.lower() in STOP_WORDS:
+                counts = {text.lower(): 1}      # which, Some, of: found when asked alone
             if field == 'name' and '.' in chunk['symbol']:
                 dotted = chunk['symbol'].lower()
                 counts[dotted] = counts.get(dotted, 0) + 1

@@ -851,6 +851,24 @@ class IdentifierQueryTests(unittest.TestCase):
             [('parse_qsl', ('urllib/parse.py', 'parse_qsl')),
              ('ZipFile.extract', ('zipfile.py', 'ZipFile.extract'))])
 
+    def test_a_name_that_is_a_stop_word_is_found_when_asked_alone(self):
+        with tempfile.TemporaryDirectory() as folder:
+            root, out = Path(folder) / 'root', Path(folder) / 'idx.json'
+            write(root / 'shutil.py', (
+                'def which(cmd):\n    """Return the path which the command would run."""\n'
+                '    return cmd\n\n\n'
+                'def copy(src, dst):\n    """Copy the data which the source file holds."""\n'
+                '    return dst\n'))
+            write(root / 'list.js', 'class List {\n  static of(...items) {\n'
+                                    '    return new List(items);\n  }\n}\n')
+            self.assertEqual(run_cli('index', root, '--out', out).returncode, 0)
+            for question, expected in (('which', 'which'), ('of', 'List.of'),
+                                       ('which file holds the data to copy', 'copy')):
+                result = run_cli('search', question, '--index', out, '--json', '--top-k', '1')
+                self.assertEqual(json.loads(result.stdout)['results'][0]['symbol'], expected,
+                                 question)
+            self.assertNotIn('which', code_search.query_terms('which file')[0])
+
     def test_heavy_caller_does_not_outrank_definition(self):
         # A function that uses parse_qsl a lot is still not where parse_qsl is defined.
         self.check_first(
