@@ -374,10 +374,11 @@ def stored_text(text):
 
 
 def tag_list(value):
-    """Tags of `a, b`, `[a, b]` or `"#a"`: lower case, without quotes or '#'."""
+    """Tags of `a, b`, `[a, b]` or `"#a"`: lower case, without quotes or '#' (nor the
+    bracket of a list left open, `[a, b`)."""
     value = value.strip()
-    if value.startswith('[') and value.endswith(']'):
-        value = value[1:-1]
+    if value.startswith('['):
+        value = value[1:-1] if value.endswith(']') else value[1:]
     tags = (part.strip().strip('\'"').lstrip('#').strip() for part in value.split(','))
     return [tag.lower() for tag in tags if tag]
 

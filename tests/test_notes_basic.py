@@ -109,7 +109,7 @@ class ParseTests(unittest.TestCase):
 
     def test_front_matter_forms(self):
         forms = ['tags: [Alpha, "beta"]', 'tags:\n  - alpha\n  - beta', 'tags: alpha, beta',
-                 "tags:\n- 'alpha'\n- beta"]
+                 "tags:\n- 'alpha'\n- beta", 'tags: [alpha, beta']
         for form in forms:
             with self.subTest(form=form):
                 text = f'---\ntitle: Secret title\n{form}\nalias: hiddenword\n---\n# H\nbody\n'
