@@ -4548,6 +4548,9 @@ into onto than then so such some any all each per via up over every several thei
 given other way want need like just only also very really whole entire certain
 particular something thing things while without about quickly have has had
 '''.split())
+KOREAN_QUESTION_WORDS = frozenset(   # the same in Korean: whole words, particles off
+    '어떻게 어떡해 무엇 무엇인가요 무엇인지 뭐 뭐가 뭔가요 뭐야 왜 언제 어디 어디서 방법 '
+    '하면 하려면 수 있나요 있을까요 되나요 하나요 할까요 싶어요 싶습니다 주세요 알려주세요'.split())
 WORD = re.compile(r'[A-Za-z0-9_]+|[가-힣]+')
 IDENTIFIER_PART = re.compile(r'[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+')
 HANGUL = re.compile(r'[가-힣]+\Z')
@@ -4765,6 +4768,9 @@ def query_terms(question):
             concepts.setdefault(term, concept or term)
 
     words = WORD.findall(composed(question))
+    carried = [word for word in words if word in KOREAN_QUESTION_WORDS
+               or strip_particle(word) in KOREAN_QUESTION_WORDS]
+    words = [word for word in words if word not in carried] or words
     for word in words:
         add(word, 1.0)
     if not weights:             # words any question carries, and no other: the name asked

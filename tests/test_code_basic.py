@@ -196,6 +196,12 @@ class TutorialApiTests(unittest.TestCase):
                        if not any(code_search.word_terms(meaning) for meaning in english)]
         self.assertEqual(meaningless, [])      # only stop words: the entry would do nothing
 
+    def test_korean_question_words_are_not_searched_for(self):
+        weights = code_search.query_terms('파일을 어떻게 압축할 수 있나요')[0]
+        self.assertEqual(weights, code_search.query_terms('파일을 압축할')[0])
+        self.assertNotIn('authorization', code_search.query_terms('인증은 무엇인가요')[0])
+        self.assertEqual(code_search.query_terms('어떻게')[0], {'어떻게': 1.0})
+
     def test_a_word_finds_its_synonyms_whatever_its_ending(self):
         weights = code_search.query_terms('deleting Folders')[0]
         self.assertEqual((weights['directory'], weights['remov']),

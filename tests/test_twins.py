@@ -350,6 +350,26 @@ class ComposedTextTests(TempDirCase):
                 self.assertEqual([hit['path'] for hit in found['results']], [nfd(glob)])
 
 
+class QuestionWordTwinTests(TempDirCase):
+    def test_question_words_pick_nothing_and_alone_are_looked_for(self):
+        self.assertEqual(code_search.KOREAN_QUESTION_WORDS, notes_search.KOREAN_QUESTION_WORDS)
+        write(self.tmp / 'notes' / 'which.md', '# which\n\n어떻게 하면 되는지 방법 보기\n')
+        write(self.tmp / 'notes' / 'zip.md', '# zip\n\n파일 압축\n')
+        write(self.tmp / 'code' / 'tools.py', (
+            'def which(name):\n    """어떻게 하면 되는지 방법 보기."""\n\n\n'
+            'def pack(path):\n    """파일 압축."""\n'))
+        for tool, which, pack in (('notes', 'which.md', 'zip.md'),
+                                  ('code', 'which', 'pack')):
+            with self.subTest(tool=tool):
+                run(tool, 'index', tool, '--out', f'{tool}.json', cwd=self.tmp)
+                for question, expected in (('which', which),
+                                           ('파일을 어떻게 하면 압축하는 방법', pack)):
+                    found = json.loads(run(tool, 'search', question, '--index', f'{tool}.json',
+                                           '--json', cwd=self.tmp).stdout)['results']
+                    key = 'path' if tool == 'notes' else 'symbol'
+                    self.assertEqual(found[0][key], expected, question)
+
+
 class StaleHitTests(TempDirCase):
     def test_notes_hits_whose_note_changed_or_vanished_say_so(self):
         shutil.copytree(ROOT / 'notes', self.tmp / 'notes')
