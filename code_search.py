@@ -5260,9 +5260,10 @@ def stat_changed(info, record):
 
 
 def scan_tree(root, options=IndexOptions(), strict=False):
-    """Chunks of every file under root, numbered code-1...; also the files skipped.
-    strict=True is the tutorial's contract: its Python files only, and
-    the first that cannot be parsed raises."""
+    """Chunks of every file under root, numbered code-1... (those of a file read in line
+    windows carry the reason as 'note'); also the files skipped.  strict=True is the
+    tutorial's contract: its Python files only, and the first that cannot be parsed
+    raises."""
     root = Path(root).resolve()
     if not root.is_dir():
         raise ValueError('Repository directory does not exist.')
@@ -5284,7 +5285,8 @@ def scan_tree(root, options=IndexOptions(), strict=False):
         except OSError as error:
             skipped.append(skip_record(relative, f'skipped: {error.strerror}'))
             continue
-        chunks.extend(dict(chunk, language=read.language) for chunk in read.chunks)
+        chunks.extend(dict(chunk, language=read.language, **({'note': read.note} if read.note
+                                                              else {})) for chunk in read.chunks)
     for number, chunk in enumerate(chunks, 1):
         chunk['id'] = f'code-{number}'
     return chunks, skipped
@@ -9175,6 +9177,8 @@ def run_one_shot(args):
     started = time.monotonic()
     chunks, skipped = scan_tree(root)
     report_skipped(skipped)
+    for path, note in {chunk['path']: chunk['note'] for chunk in chunks if 'note' in chunk}.items():
+        print(f'{path}:0: {note}', file=sys.stderr)     # as index reports them
     hits = search_index(make_search_index(chunks, str(root)), args.question, args.top_k)
     label = root_label(root)                          # as an index of root has
     for hit in hits:

@@ -215,6 +215,10 @@ class UnreadableFileTests(HostileCase):
         self.assertEqual([(h['path'], h['kind'], h['start'], h['end']) for h in hits[:1]],
                          [('bad.py', 'window', 1, 5)])
         self.assert_good_searchable()
+        one_shot = run_cli(self.root, 'broken_marker')     # the tutorial's form says so too
+        self.assertEqual(one_shot.returncode, 0, one_shot.stderr)
+        self.assertRegex(one_shot.stderr, r'^bad\.py:0: syntax error on line 4: .+: indexed in '
+                                          r'line windows\n\Z')
 
     def test_30_mb_file_with_default_limit(self):
         with open(self.root / 'big.py', 'wb') as handle:
