@@ -9198,7 +9198,11 @@ def run_symbol(args):
     if args.json:
         emit_json({'name': args.name, 'results': [hit_json(m) for m in matches]})
     elif not matches:
-        print(f'no definition named {args.name}')
+        windowed = sum(1 for repo in repos for record in repo.index['files'].values()
+                       if record.get('note'))
+        print(f'no definition named {args.name}' + (
+            f' ({windowed} file(s) read in line windows have none known; grep may find it)'
+            if windowed else ''))
     else:
         print('\n'.join(hit_header(m, len(repos) > 1) + '\n' + m['text'] for m in matches))
     return 0

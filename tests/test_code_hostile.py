@@ -215,6 +215,9 @@ class UnreadableFileTests(HostileCase):
         self.assertEqual([(h['path'], h['kind'], h['start'], h['end']) for h in hits[:1]],
                          [('bad.py', 'window', 1, 5)])
         self.assert_good_searchable()
+        symbol = run_cli('symbol', 'broken_marker', '--index', self.out)
+        self.assertEqual(symbol.stdout, 'no definition named broken_marker (1 file(s) read in '
+                                        'line windows have none known; grep may find it)\n')
         one_shot = run_cli(self.root, 'broken_marker')     # the tutorial's form says so too
         self.assertEqual(one_shot.returncode, 0, one_shot.stderr)
         self.assertRegex(one_shot.stderr, r'^bad\.py:0: syntax error on line 4: .+: indexed in '
