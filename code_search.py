@@ -8966,12 +8966,13 @@ def run_index(args):
 
 def print_index_summary(stats, name=''):
     """index's report: a warning, skipped and windowed files on stderr, then the
-    tutorial's summary line (prefixed with a repository's name)."""
+    tutorial's summary line (each prefixed with a repository's name: REPO:path)."""
+    label = f'{name}:' if name else ''
     if stats['warning']:
-        warn(stats['warning'])
-    report_skipped(stats['skipped'])
+        warn(label + ' ' + stats['warning'] if name else stats['warning'])
+    report_skipped([dict(item, path=label + item['path']) for item in stats['skipped']])
     for item in stats['windowed']:
-        print(f"{item['path']}:0: {item['reason']}", file=sys.stderr)
+        print(f"{label}{item['path']}:0: {item['reason']}", file=sys.stderr)
     windowed = f", 줄 창으로 나눈 파일 {len(stats['windowed'])}개" if stats['windowed'] else ''
     print(f"{name + ': ' if name else ''}갱신 파일: {stats['updated']}, "
           f"제거 파일: {stats['removed']}, 건너뛴 파일: {len(stats['skipped'])} "
