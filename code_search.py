@@ -8036,7 +8036,8 @@ MCP_TOOLS = {
         'path': {'type': 'string', 'description': 'a folder relative to the root (default: '
                  'the root)'},
         'depth': integer_schema('levels to list (default 1)', 1, 20), **BUDGET}, []),
-    'index_status': ('What the index holds: root, files, chunks, skipped, when.', {}, []),
+    'index_status': ('What the index holds: root, files, chunks, skipped, when.',
+                     {'repo': BUDGET['repo']}, []),
 }
 
 
@@ -8140,8 +8141,8 @@ def budgeted(hits, max_chars, with_repo=False):
         return results, False
     room, kept = max_chars - len(TRUNCATED_NOTE), []
     for entry in results:
-        if not kept and len(hit_heading(entry, with_repo)) + 2 > room:
-            entry.pop('explain', None)
+        if not kept and len(hit_heading(entry, with_repo)) + 2 + len(CUT_MARK) >= room:
+            entry.pop('explain', None)      # the first hit comes, if need be without them
         room -= len(hit_heading(entry, with_repo)) + 2          # and the blank line
         if room <= len(CUT_MARK):
             break
@@ -8185,12 +8186,9 @@ def mcp_call(repos, name, arguments):
                                globs, languages, bool(arguments.get('explain')))
     elif name == 'find_symbol':
         hits = texts_of(repos, symbol_in_repos(repos, arguments['name']))
-    elif name == 'locate':
+    elif name == 'locate':              # a line between definitions: result null, as at's
         hit = located(repos, arguments['path'], arguments['line'])
-        if hit is None:
-            raise LookupError(f"no indexed definition holds {arguments['path']}:"
-                              f"{arguments['line']}")
-        hits = [hit]
+        hits = [hit] if hit else []
     elif name == 'explain_traceback':
         explained = explain_traceback(repos, arguments['traceback'])
         if not any(block['frames'] for block in explained):
@@ -8218,16 +8216,21 @@ def mcp_call(repos, name, arguments):
             status['skipped'] = status['skipped'][:MCP_SKIPPED_SHOWN]
         status = statuses[0] if len(statuses) == 1 else {'repos': statuses}
         return json.dumps(status, ensure_ascii=False, indent=2), status
-    results, truncated = budgeted(hits, budget, with_repo)     # in --json's shapes
-    text = hits_as_text(results, truncated, with_repo)
+    notes = ''.join(f'\n[path_prefix {glob!r} matches no indexed file]' for glob in
+                    unmatched_globs([relative for repo in repos
+                                     for relative in repo.index['files']], globs)) \
+        if name == 'search_code' else ''
+    results, truncated = budgeted(hits, budget - len(notes), with_repo)   # --json's shapes
+    text = hits_as_text(results, truncated, with_repo) + notes
+    truncated |= len(text) > budget
+    text = fit(text, budget)
     if name == 'locate':
+        if not hits:
+            text = f"{arguments['path']}:{arguments['line']}: no indexed function holds this line"
         return text, {'path': arguments['path'], 'line': arguments['line'],
                       'result': dict(results[0], line=arguments['line']) if results else None,
                       'truncated': truncated}
     if name == 'search_code':
-        unmatched = unmatched_globs([relative for repo in repos
-                                     for relative in repo.index['files']], globs)
-        text += ''.join(f'\n[path_prefix {glob!r} matches no indexed file]' for glob in unmatched)
         return text, {'query': arguments['query'], 'results': results, 'truncated': truncated}
     return text, {'name': arguments['name'], 'results': results, 'truncated': truncated}
 

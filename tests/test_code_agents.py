@@ -1044,6 +1044,12 @@ class McpTests(unittest.TestCase):
         self.assertIn('return value * 2', self.text_of(result))
         result = server.result('locate', {'path': str(self.invoice), 'line': 10})
         self.assertEqual(result['structuredContent']['result']['symbol'], 'Invoice.__init__')
+        result = server.result('locate', {'path': 'util.py', 'line': 3})    # between them
+        self.assertFalse(result.get('isError', False), result)
+        self.assertEqual(result['structuredContent'], {'path': 'util.py', 'line': 3,
+                                                       'result': None, 'truncated': False})
+        self.assertEqual(json.loads(run_tool('at', 'util.py:3', '--index', self.index,
+                                             '--json').stdout)['result'], None)
         # explain_traceback (a traceback from another machine)
         traceback = ('Traceback (most recent call last):\n'
                      '  File "/home/alice/proj/billing/invoice.py", line 13, in '
@@ -1156,6 +1162,15 @@ class McpTests(unittest.TestCase):
         self.assertLessEqual(len(json.dumps([c for f in outline['files'] for c in f['chunks']])),
                              300)
         self.assertLessEqual(len(self.text_of(result)), 200)
+        counts = []                 # explain lines and a glob note stay in the budget too
+        for budget in range(200, 1200, 50):
+            result = server.result('search_code', {
+                'query': 'big report line', 'explain': True, 'max_chars': budget,
+                'path_prefix': 'reports.py,' + 'z' * 150})
+            self.assertLessEqual(len(self.text_of(result)), budget)
+            counts.append(len(result['structuredContent']['results']))
+        self.assertEqual(counts, sorted(counts))    # a larger budget never gives fewer
+        self.assertGreater(counts[-1], 0)
         # without a budget the whole function comes back
         result = server.result('find_symbol', {'name': 'big_report'})
         self.assertIs(result['structuredContent']['truncated'], False)

@@ -143,6 +143,8 @@ class LookupTests(ReposCase):
         self.assertTrue(server.result('read_file', {'path': 'billing.py'})['isError'])
         status = server.result('index_status', {})['structuredContent']
         self.assertEqual([r['repo'] for r in status['repos']], ['api', 'front'])
+        status = server.result('index_status', {'repo': 'front'})['structuredContent']
+        self.assertEqual(status['repo'], 'front')        # every tool takes repo
 
 
 class ReposListTests(ReposCase):
