@@ -2292,9 +2292,7 @@ def make_handler(answer, allowed_hosts):
             self.respond(self.rfile.read(int(length)))
 
         def respond(self, body, head=False):
-            host = (self.headers.get('Host') or '').rpartition(':')[0] or \
-                self.headers.get('Host', '')
-            if allowed_hosts and host.strip('[]') not in allowed_hosts:
+            if allowed_hosts and host_name(self.headers.get('Host') or '') not in allowed_hosts:
                 return self.send(403, 'application/json',
                                  b'{"error": "this server answers requests for localhost only"}')
             try:
@@ -2315,11 +2313,35 @@ def make_handler(answer, allowed_hosts):
             self.end_headers()
             self.wfile.write(payload)
 
+        def send_error(self, code, message=None, explain=None):
+            """http.server's own refusals (a request line or headers too long, a bad
+            version, a method with no do_ method, which is 405) as the API's: JSON."""
+            code = 405 if code == 501 else code
+            self.close_connection, self.request_version = True, 'HTTP/1.0'   # with headers
+            payload = json.dumps({'error': message or f'error {code}'}).encode()
+            self.send(code, 'application/json', b'' if self.command == 'HEAD' else payload,
+                      len(payload))
+
         def log_message(self, format, *args):     # one write: threads' lines never mix
             sys.stderr.write(f'{self.address_string()} {format % args}\n')
             sys.stderr.flush()
 
     return Handler
+
+
+def host_name(header):
+    """The host a Host header names, lower case, without its port or IPv6 brackets."""
+    header = header.strip().lower()
+    return header[1:].partition(']')[0] if header.startswith('[') else header.partition(':')[0]
+
+
+def is_loopback(host):
+    """Whether a host to serve on is this machine only: localhost, 127.0.0.0/8 or ::1."""
+    import ipaddress
+    try:
+        return host.lower() == 'localhost' or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def serve_http(answer, host, port):
@@ -2332,8 +2354,8 @@ def serve_http(answer, host, port):
     import queue
     import socket
     import threading
-    loopback = host in ('127.0.0.1', 'localhost', '::1')
-    allowed = {'127.0.0.1', 'localhost', '::1'} if loopback else set()
+    loopback = is_loopback(host)
+    allowed = {'127.0.0.1', 'localhost', '::1', host.lower()} if loopback else set()
     if not loopback:
         warn(f'serving on {host}: anyone who can reach it can read the indexed files')
     requests = queue.Queue()

@@ -178,6 +178,18 @@ class ApiTests(unittest.TestCase):
         self.assertEqual(call('/api/trace', data=b'x' * (2 << 20))[0], 413)
         self.assertEqual(call('/api/trace', data=b'x' * (API_BODY_LIMIT + 12345))[0], 413)
         self.assertEqual(call('/api/health', headers={'Host': 'attacker.example'})[0], 403)
+        for host in ('LOCALHOST', '[::1]', f'[::1]:{self.server.port}', 'localhost:1'):
+            self.assertEqual(call('/api/health', headers={'Host': host})[0], 200, host)
+        for request, status in ((b'FOO /api/health HTTP/1.1', 405), (b'GET / HTTP/9.9', 505),
+                                (b'GET /' + b'a' * 70000 + b' HTTP/1.1', 414),
+                                (b'garbage', 400)):
+            with socket.create_connection(('127.0.0.1', self.server.port)) as raw:
+                raw.sendall(request + b'\r\nHost: localhost\r\n\r\n')
+                reply = raw.makefile('rb').read()
+            head, _, body = reply.partition(b'\r\n\r\n')
+            self.assertTrue(head.startswith(b'HTTP/1.0 %d' % status), head[:40])
+            self.assertIn(b'Content-Type: application/json', head)
+            self.assertEqual(list(json.loads(body)), ['error'])     # the API's shape
 
     def test_nothing_outside_the_roots(self):
         secret = self.tmp / 'secret.txt'

@@ -118,6 +118,22 @@ class NotesApiTests(unittest.TestCase):
         self.assertEqual(call('/api/search?q=' + 'x' * 5000)[0], 414)
         self.assertEqual(call('/api/tags', headers={'Host': 'evil.example'})[0], 403)
 
+    def test_any_loopback_address_refuses_other_hosts_and_errors_are_json(self):
+        import socket
+        self.server.stop()
+        server = Server(self, '--index', self.tmp / 'notes.json', '--host', '127.0.0.2',
+                        tool=NOTES_TOOL)
+        self.assertNotIn(b'anyone who can reach it', server.stderr())    # loopback: no warning
+        for request, status in ((b'GET /api/tags HTTP/1.1\r\nHost: evil.example', 403),
+                                (b'GET /api/tags HTTP/1.1\r\nHost: 127.0.0.2', 200),
+                                (b'FOO /api/tags HTTP/1.1\r\nHost: localhost', 405)):
+            with socket.create_connection(('127.0.0.2', server.port)) as raw:
+                raw.sendall(request + b'\r\n\r\n')
+                head, _, body = raw.makefile('rb').read().partition(b'\r\n\r\n')
+            self.assertTrue(head.startswith(b'HTTP/1.0 %d' % status), (request, head[:40]))
+            self.assertIn(b'application/json', head)
+            self.assertIsInstance(json.loads(body), dict)
+
 
 @unittest.skipUnless(CHROMIUM, 'chromium is not installed (apt-get install chromium)')
 class NotesBrowserTests(unittest.TestCase):
