@@ -6662,6 +6662,9 @@ NODE_HEADER = re.compile(r'^\s*(?:\[cause\]: )?(?P<message>(?:[A-Z]\w*)?(?:Error
                          r'\b(?: \[[\w_]+\])?(?::.*)?)(?: \{)?$')
 GO_HEADER = re.compile(r'^(?P<message>(?:panic|fatal error): .*)$')
 GO_GOROUTINE = re.compile(r'^goroutine (?P<id>\d+) \[(?P<state>[^\]]*)\]:$')
+OTHER_TRACE_START = re.compile(r'(?:panic|fatal error): |goroutine \d+ \[|thread \'.*\' '
+                               r'(?:\(\d+\) )?panicked at|Exception in thread ')   # ends a
+                                                                # Python message in a log
 GO_CALL = re.compile(r'^(?P<created>created by )?(?P<call>[\w./*()\[\]{}:~-]+?)'
                      r'(?: in goroutine \d+)?$')
 GO_WHERE = re.compile(r'^[ \t]+(?P<file>\S+?\.\w+):(?P<line>\d+)(?: \+0x[0-9a-f]+)?'
@@ -6783,8 +6786,13 @@ class TraceReader:
                 self.start('python', 'exception')
             self.frame('python', match['file'], match['line'], match['name'] or '')
             return True
-        if self.in_block('python') and self.current['frames'] and stripped \
-                and not line.startswith((' ', '\t')) and not LOG_RECORD.match(stripped):
+        if not self.in_block('python') or not self.current['frames']:
+            return False
+        if not stripped or OTHER_TRACE_START.match(line):     # the message has ended
+            self.current['ended'] = bool(self.current['message'])
+            return False
+        if not self.current.get('ended') and not line.startswith((' ', '\t')) \
+                and not LOG_RECORD.match(stripped):
             if len(self.current['message']) < TRACE_MESSAGE_LIMIT:    # a log after it
                 self.current['message'] = (self.current['message'] + '\n' + stripped).strip()
             return True

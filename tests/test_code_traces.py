@@ -314,6 +314,28 @@ class TraceTrapTests(unittest.TestCase):
                          [('python', 1, 'ValueError: bad')])
         self.assertEqual(blocks[0]['frames'][0]['line'], 3)
 
+    def test_a_python_message_ends_at_a_blank_line_or_another_trace(self):
+        blocks = self.parse('''\
+            Traceback (most recent call last):
+              File "/srv/app/main.py", line 3, in <module>
+            KeyError: 'k'
+            with a second line
+            panic: runtime error: index out of range [3] with length 0
+
+            goroutine 1 [running]:
+            main.main()
+            \t/home/me/gop/main.go:5 +0x1d
+            Traceback (most recent call last):
+              File "/srv/app/main.py", line 4, in <module>
+            ValueError: bad
+
+            Done, exit code 1
+            ''')
+        self.assertEqual([(b['language'], len(b['frames']), b['message']) for b in blocks],
+                         [('python', 1, "KeyError: 'k'\nwith a second line"),
+                          ('go', 1, 'panic: runtime error: index out of range [3] with length 0'),
+                          ('python', 1, 'ValueError: bad')])
+
     def test_text_without_a_trace(self):
         self.assertEqual(code_search.parse_traces('all good\nnothing to see\n'), [])
 
