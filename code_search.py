@@ -7092,8 +7092,11 @@ def frame_candidates(index, path, by_name=None):
     one, Java's package/File.java) is matched by its longest suffix of whole parts, and
     only when that is two parts or more, or the whole indexed path and the frame's file
     does not exist on this machine (a standard library's json/__init__.py is not the
-    root's __init__.py), or the frame gives a bare file name one indexed file has.  Of
-    equally long matches, the root's own file of that relative path comes first."""
+    root's __init__.py), or the frame gives a bare file name one indexed file has.  A
+    frame's file that exists on this machine outside the root is that file, not an
+    indexed one, unless it is a copy of the same size (an installed package): Go's
+    net/http/server.go is not the root's internal/http/server.go.  Of equally long
+    matches, the root's own file of that relative path comes first."""
     root = index['root']
     if os.path.isabs(path):
         absolute = os.path.normpath(path)
@@ -7105,8 +7108,14 @@ def frame_candidates(index, path, by_name=None):
         return 0, []
     named = (by_name if by_name is not None else frame_paths(index)).get(parts[-1], [])
     exists_elsewhere = bool(named) and os.path.isabs(path) and os.path.exists(path)
+    size_elsewhere = None
+    if exists_elsewhere:
+        with contextlib.suppress(OSError):          # gone since, or not to be looked at
+            size_elsewhere = os.stat(path).st_size if os.path.isfile(path) else None
     scored = []
     for relative in named:
+        if size_elsewhere is not None and size_elsewhere != index['files'][relative]['size']:
+            continue
         indexed = relative.split('/')
         size = 1
         while size < min(len(parts), len(indexed)) and parts[-size - 1] == indexed[-size - 1]:

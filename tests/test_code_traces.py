@@ -394,6 +394,23 @@ class FrameMatchingTests(TempDirCase):
                   for b in traced['exceptions'] for f in b['frames'] if f['inside_root']]
         self.assertEqual(frames, [('src/mypkg/core.py', 'run'), ('src/mypkg/core.py', 'helper')])
 
+    def test_another_file_on_this_machine_is_not_the_roots(self):
+        # Go's /usr/lib/go/src/net/http/server.go, a path dependency's src/error.rs: a
+        # frame's file that exists here outside the root is that file, unless a copy.
+        write(self.tmp / 'repo' / 'src' / 'error.rs', 'pub enum AppError {\n    Bad(String),\n'
+                                                      '    Worse,\n}\n')
+        write(self.tmp / 'dep' / 'src' / 'error.rs', 'pub fn check(x: i32) {\n    if x < 0 {\n'
+                                                     '        panic!("negative");\n    }\n}\n')
+        out = self.tmp / 'i.json'
+        cli('index', self.tmp / 'repo', '--out', out)
+        for folder, inside in (('dep', False), ('elsewhere', True)):   # gone: another machine's
+            trace = (f"thread 'main' panicked at {self.tmp / folder / 'src' / 'error.rs'}:3:9:\n"
+                     'negative\n')
+            frame = json.loads(cli('trace', '-', '--index', out, '--json', input=trace)
+                               .stdout)['exceptions'][0]['frames'][0]
+            self.assertEqual((frame['inside_root'], frame['path']),
+                             (inside, 'src/error.rs' if inside else None), folder)
+
     def test_names_break_ties_between_equal_paths(self):
         for folder, method in (('a', 'start'), ('b', 'stop')):
             write(self.tmp / 'repo' / folder / 'com' / 'x' / 'Main.java',
