@@ -6667,8 +6667,9 @@ OTHER_TRACE_START = re.compile(r'(?:panic|fatal error): |goroutine \d+ \[|thread
                                                                 # Python message in a log
 GO_CALL = re.compile(r'^(?P<created>created by )?(?P<call>[\w./*()\[\]{}:~-]+?)'
                      r'(?: in goroutine \d+)?$')
-GO_WHERE = re.compile(r'^[ \t]+(?P<file>\S+?\.\w+):(?P<line>\d+)(?: \+0x[0-9a-f]+)?'
-                      r'(?: \w+=0x[0-9a-f]+)*$')        # fatal error's fp= sp= pc=; tabs as spaces
+GO_WHERE = re.compile(r'^[ \t]+(?P<file>(?:[A-Za-z]:)?[^\s:][^:\n]*?\.\w+):(?P<line>\d+)'
+                      r'(?: \+0x[0-9a-f]+)?(?: \w+=0x[0-9a-f]+)*$')   # a path may hold
+                                        # spaces; fatal error's fp= sp= pc=; tabs as spaces
 RUST_HEADER = re.compile(r"^thread '(?P<thread>[^']*)'(?: \(\d+\))? panicked at "
                          r"(?:'(?P<old>.*)', (?P<old_file>\S+?):(?P<old_line>\d+):\d+|"
                          r"(?P<file>\S+?):(?P<line>\d+):\d+:)$")

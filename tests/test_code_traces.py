@@ -186,6 +186,8 @@ class TraceTrapTests(unittest.TestCase):
             goroutine 7 [chan receive, 2 minutes]:
             main.worker(0x0)
             \t/home/dev/shop/main.go:50 +0x10
+            main.spaced()
+            \t/Users/Jane Doe/my shop/main.go:60 +0x10
             exit status 2
             ''')
         self.assertEqual([b['block'] for b in blocks],
@@ -197,6 +199,9 @@ class TraceTrapTests(unittest.TestCase):
                            'example.com/shop/store/server.go', 18),
                           ('main.run.func1', '/home/dev/shop/main.go', 40),
                           ('created by main.start', '/home/dev/shop/main.go', 30)])
+        self.assertEqual([(f['name'], f['file']) for f in blocks[1]['frames']],
+                         [('main.worker', '/home/dev/shop/main.go'),
+                          ('main.spaced', '/Users/Jane Doe/my shop/main.go')])    # a space
         self.assertEqual(code_search.frame_function('main.(*List[...]).At'), 'At')
         self.assertEqual(code_search.frame_function('main.run.func1'), 'run')
 
