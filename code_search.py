@@ -6825,7 +6825,14 @@ class TraceReader:
         header = GO_HEADER.match(raw)
         if header:
             self.start('go', 'panic', header['message'])
+            self.current['message_open'] = True
             return True
+        if self.in_block('go') and self.current.get('message_open'):
+            if raw.strip() and not GO_GOROUTINE.match(raw):     # a message of lines, or
+                if len(self.current['message']) < TRACE_MESSAGE_LIMIT:  # a panic while
+                    self.current['message'] += '\n' + raw.strip()       # recovering
+                return True
+            self.current['message_open'] = False
         goroutine = GO_GOROUTINE.match(raw)
         if goroutine:
             message = ''
@@ -6853,9 +6860,16 @@ class TraceReader:
         if not self.in_block('rust'):
             return False
         if self.current.pop('message_due', False):
-            self.current['message'] = raw.strip()
+            self.current['message'], self.current['message_open'] = raw.strip(), True
             return True
         frame = RUST_FRAME.match(raw)
+        if self.current.get('message_open'):        # a message of lines ends at a blank
+            if raw.strip() and not frame and raw.strip() != 'stack backtrace:' \
+                    and not raw.startswith('note: '):             # line, note or backtrace
+                if len(self.current['message']) < TRACE_MESSAGE_LIMIT:
+                    self.current['message'] += '\n' + raw.strip()
+                return True
+            self.current['message_open'] = False
         if frame:
             self.pending = ('rust', RUST_FRAME_AT, RUST_HASH.sub('', frame['name']))
             return True

@@ -341,6 +341,24 @@ class TraceTrapTests(unittest.TestCase):
                           ('go', 1, 'panic: runtime error: index out of range [3] with length 0'),
                           ('python', 1, 'ValueError: bad')])
 
+    def test_go_and_rust_messages_of_several_lines(self):
+        blocks = self.parse('''\
+            panic: assignment to entry in nil map [recovered]
+            \tpanic: re-panic: assignment to entry in nil map
+
+            goroutine 1 [running]:
+            main.main()
+            \t/src/main.go:9 +0x1d
+            thread 'main' panicked at src/main.rs:3:5:
+            first line
+            second line
+            note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
+            ''')
+        self.assertEqual([(b['language'], b['message']) for b in blocks],
+                         [('go', 'panic: assignment to entry in nil map [recovered]\n'
+                                 'panic: re-panic: assignment to entry in nil map'),
+                          ('rust', 'first line\nsecond line')])
+
     def test_text_without_a_trace(self):
         self.assertEqual(code_search.parse_traces('all good\nnothing to see\n'), [])
 
