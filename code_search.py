@@ -6660,6 +6660,8 @@ NODE_FRAME = re.compile(r'^\s*at (?:(?P<name>[^()]*?) \((?P<where>.+)\)'
 NODE_WHERE = re.compile(r'^(?P<file>.+?):(?P<line>\d+):(?P<column>\d+)$')
 NODE_HEADER = re.compile(r'^\s*(?:\[cause\]: )?(?P<message>(?:[A-Z]\w*)?(?:Error|Exception)'
                          r'\b(?: \[[\w_]+\])?(?::.*)?)(?: \{)?$')
+NODE_SHOWN = re.compile(r'^(?:file://)?(?P<file>(?:[A-Za-z]:)?[^\s:][^:\n]*?\.[cm]?[jt]sx?)'
+                        r':(?P<line>\d+)$')    # where Node shows an uncaught error thrown
 GO_HEADER = re.compile(r'^(?P<message>(?:panic|fatal error): .*)$')
 GO_GOROUTINE = re.compile(r'^goroutine (?P<id>\d+) \[(?P<state>[^\]]*)\]:$')
 OTHER_TRACE_START = re.compile(r'(?:panic|fatal error): |goroutine \d+ \[|thread \'.*\' '
@@ -6711,6 +6713,8 @@ def parse_traces(text):
     for line in lines:
         reader.line(line[len(margin):] if line.strip(' \t>') else '')
     reader.line('')
+    for frame in (frame for block in reader.blocks for frame in block['frames']):
+        frame.pop('shown', None)
     return [{key: block[key] for key in ('language', 'block', 'frames', 'message', 'then')}
             for block in reader.blocks if block['frames'] or block['message']]
 
@@ -6877,6 +6881,8 @@ class TraceReader:
             raw.startswith('note: ') and 'RUST_BACKTRACE' in raw)
 
     def node_line(self, raw):
+        if self.node_shown_line(raw):
+            return True
         match = NODE_FRAME.match(raw)
         if match:
             name, where = match['name'] or '', match['where'] or match['bare']
@@ -6886,7 +6892,12 @@ class TraceReader:
             if location or where.startswith(('node:', '<anonymous>', 'native', 'index ')):
                 file = location['file'] if location else where
                 file = file[len('file://'):] if file.startswith('file://') else file
-                self.frame('javascript', file, location['line'] if location else 0, name)
+                line = int(location['line']) if location else 0
+                frames = self.current['frames'] if self.in_block('javascript') else []
+                if len(frames) == 1 and frames[0].get('shown') and \
+                        (frames[0]['file'], frames[0]['line']) == (file, line):
+                    frames.pop()                # the stack's first frame says it again
+                self.frame('javascript', file, line, name)
                 return True
         header = NODE_HEADER.match(raw)
         if header:
@@ -6895,6 +6906,29 @@ class TraceReader:
                 self.current['then'] = 'caused by'
             self.start('javascript', 'cause' if cause else 'exception', header['message'])
             return True
+        return False
+
+    def node_shown_line(self, raw):
+        """Node's report of an uncaught error starts with the place it was thrown
+        ('/app/src/a.js:3'), that line of source and a caret under it, then the error:
+        the place is the block's first frame, which a SyntaxError or a thrown string has
+        no other of."""
+        shown = NODE_SHOWN.match(raw)
+        if shown:
+            self.start('javascript', 'exception')
+            self.frame('javascript', shown['file'], shown['line'], '')
+            self.current['frames'][0]['shown'], self.current['stage'] = True, 'source'
+            return True
+        stage = self.current.get('stage') if self.in_block('javascript') else None
+        if stage == 'source' or (stage == 'caret' and set(raw.strip()) == {'^'}):
+            self.current['stage'] = 'caret' if stage == 'source' else 'error'
+            return True
+        if stage and raw.strip():
+            del self.current['stage']
+            header = NODE_HEADER.match(raw)
+            if not NODE_FRAME.match(raw):   # the error, or a thrown value's text
+                self.current['message'] = header['message'] if header else raw.strip()
+                return True
         return False
 
     def dotnet_line(self, raw):

@@ -359,6 +359,29 @@ class TraceTrapTests(unittest.TestCase):
                                  'panic: re-panic: assignment to entry in nil map'),
                           ('rust', 'first line\nsecond line')])
 
+    def test_node_shows_where_an_uncaught_error_was_thrown(self):
+        # A SyntaxError's stack is node:internal only, and a thrown string has none:
+        # the place Node shows above the source line and its caret is the frame.
+        blocks = self.parse('''\
+            /app/src/syntax.js:3
+              return a +;
+                        ^
+
+            SyntaxError: Unexpected token ';'
+                at internalCompileFunction (node:internal/vm:76:18)
+
+            Node.js v20.20.0
+            C:/app/src/str.js:2
+              throw "oops";
+              ^
+            oops
+            ''')
+        self.assertEqual([(b['message'], [(f['file'], f['line']) for f in b['frames']])
+                          for b in blocks],
+                         [("SyntaxError: Unexpected token ';'",
+                           [('/app/src/syntax.js', 3), ('node:internal/vm', 76)]),
+                          ('oops', [('C:/app/src/str.js', 2)])])
+
     def test_text_without_a_trace(self):
         self.assertEqual(code_search.parse_traces('all good\nnothing to see\n'), [])
 
