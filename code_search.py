@@ -7590,7 +7590,10 @@ def list_folder(files, path='', depth=1, everything=False):
 def parts_inside(root, path):
     """The names of a path below root, from a path relative to it (where 'sub/../x' is x
     and 'a//b' is a/b) or absolute inside it, also through a link to it (/tmp is
-    /private/tmp on macOS, and the root is kept resolved); LookupError outside it."""
+    /private/tmp on macOS, and the root is kept resolved); LookupError outside it, or
+    for a name no file has (a NUL, or text that is not UTF-8)."""
+    if '\0' in path or any('\ud800' <= character <= '\udfff' for character in path):
+        raise LookupError(f'no file has such a name: {path!r}')    # none is indexed
     candidate = path.replace('\\', '/')
     if os.path.isabs(path):
         absolute = os.path.normpath(path)

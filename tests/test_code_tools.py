@@ -298,6 +298,10 @@ class ReadTests(TempDirCase):
         missing = cli('at', 'app/gone.py:8:3', '--index', self.index)
         self.assertEqual((missing.returncode, missing.stderr),
                          (2, 'code_search.py: error: not an indexed file: app/gone.py\n'))
+        files = code_search.index_files(code_search.open_index_file(self.index))
+        for name in ('app/billing.py\0', '\ud800.py'):      # what MCP and the API may pass
+            with self.assertRaisesRegex(LookupError, '^no file has such a name: '):
+                code_search.read_lines(files, name)
 
     def test_lines_with_numbers(self):
         result = cli('read', 'app/billing.py:7-9', '--index', self.index)
