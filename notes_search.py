@@ -741,7 +741,7 @@ def analyze(text):
 def query_terms(question):
     """The terms a question looks for: its words less those any question carries
     (STOP_WORDS, KOREAN_QUESTION_WORDS), or all of them when it has no other: 'which'
-    looks for the page of that name."""
+    looks for the note with that heading (the index keeps stop words of headings only)."""
     terms = list(analyze(question))
     carried = STOP_WORDS.union(*(hangul_terms(word) for word in
                                  HANGUL.findall(composed(question))
@@ -896,7 +896,8 @@ def post_notes(parsed):
                            lengths=' '.join(map(str, lengths)))
     for run, tokens in runs_posted.items():     # each distinct run becomes its terms once
         for term in run_terms[run]:
-            postings[term] += tokens
+            if term not in STOP_WORDS:          # kept in headings only: 'which' finds which.md
+                postings[term] += tokens
     return postings
 
 

@@ -254,7 +254,9 @@ class MutationTests(unittest.TestCase):
                     counts = ns.count_terms(text, ns.RunTerms())
                     self.assertEqual(lengths[number], sum(counts.values()), (seed, text))
                     self.assertEqual(posted[f"{note.record['fid']}.{number}"],
-                                     collections.Counter(counts),
+                                     collections.Counter({term: count for term, count in
+                                                          counts.items()
+                                                          if term not in ns.STOP_WORDS}),
                                      (seed, text))
 
     def test_stored_text_gives_back_the_same_chunks(self):
