@@ -5285,8 +5285,8 @@ def scan_tree(root, options=IndexOptions(), strict=False):
         except OSError as error:
             skipped.append(skip_record(relative, f'skipped: {error.strerror}'))
             continue
-        chunks.extend(dict(chunk, language=read.language, **({'note': read.note} if read.note
-                                                              else {})) for chunk in read.chunks)
+        noted = {'note': read.note} if read.note else {}
+        chunks.extend(dict(chunk, language=read.language, **noted) for chunk in read.chunks)
     for number, chunk in enumerate(chunks, 1):
         chunk['id'] = f'code-{number}'
     return chunks, skipped
@@ -9272,7 +9272,8 @@ def run_one_shot(args):
     started = time.monotonic()
     chunks, skipped = scan_tree(root)
     report_skipped(skipped)
-    for path, note in {chunk['path']: chunk['note'] for chunk in chunks if 'note' in chunk}.items():
+    windowed = {chunk['path']: chunk['note'] for chunk in chunks if 'note' in chunk}
+    for path, note in windowed.items():
         print(f'{path}:0: {note}', file=sys.stderr)     # as index reports them
     hits = search_index(make_search_index(chunks, str(root)), args.question, args.top_k)
     label = root_label(root)                          # as an index of root has
