@@ -2227,6 +2227,8 @@ def read_lines(search_index, path, start=1, end=None):
     start..end (1-based, inclusive, end clipped) of an indexed note as it is now, lines
     numbered as search numbers them; LookupError for anything but an indexed note."""
     index = search_index.index
+    if '\0' in path or any('\ud800' <= character <= '\udfff' for character in path):
+        raise LookupError(f'no file has such a name: {path!r}')    # none is indexed
     if os.path.isabs(path):
         raise LookupError(f'path is outside the root: {path}')
     relative = '/'.join(relative_parts(path.replace('\\', '/'), path))

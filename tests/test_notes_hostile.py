@@ -262,6 +262,9 @@ class HostileTreeTests(TempDirCase):
         with self.assertRaisesRegex(LookupError, r'^cannot read gone\.md: no longer there '
                                                  r'\(deleted or moved\)$'):
             ns.read_lines(search_index, 'gone.md')
+        for name in ('gone.md\0', '\ud800.md'):      # what the API may pass, as code's
+            with self.assertRaisesRegex(LookupError, '^no file has such a name: '):
+                ns.read_lines(search_index, name)
 
     def test_index_file_inside_the_root_is_not_indexed(self):
         notes = self.tmp / 'notes'
