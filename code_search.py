@@ -5965,6 +5965,17 @@ def dotted_names(relative, symbol):
     return names
 
 
+def phrase_depth(question):
+    """How many leading candidates are read for their string literals (see
+    rerank_by_name)."""
+    asked = len(question_words(question))
+    if asked >= PHRASE_MIN_WORDS:
+        return PASTED_DEPTH if PASTED.search(question) else PHRASE_DEPTH
+    if asked >= PHRASE_WHOLE_WORDS and MESSAGE_MARKS.search(question):
+        return PHRASE_DEPTH        # a short message may hold the whole of a short literal
+    return 0
+
+
 def rerank_by_name(index, question, scores, top_k, file_factors):
     """The top_k (chunk number, hit, its factors) after the exact-name, private-name,
     exported, module-code, method, type, repeated-name and phrase weights have been
@@ -6002,11 +6013,7 @@ def rerank_by_name(index, question, scores, top_k, file_factors):
                 applied[what] = weight
                 scores[n] *= weight
     ranked = sorted(leading, key=lambda n: (-scores[n], n))
-    asked = len(question_words(question))
-    phrase_depth = PASTED_DEPTH if asked >= PHRASE_MIN_WORDS and PASTED.search(question) \
-        else PHRASE_DEPTH if asked >= PHRASE_MIN_WORDS or (
-            asked >= PHRASE_WHOLE_WORDS and MESSAGE_MARKS.search(question)) else 0
-    read = [dict(entries[n]) for n in ranked[:phrase_depth]]
+    read = [dict(entries[n]) for n in ranked[:phrase_depth(question)]]
     with_text(index, [hit for hit in read if 'text' not in hit])    # in memory: they have it
     for n, hit in zip(ranked, read):
         if phrase_words(question, hit['text']) >= PHRASE_MIN_WORDS:
@@ -6713,8 +6720,6 @@ def parse_traces(text):
     for line in lines:
         reader.line(line[len(margin):] if line.strip(' \t>') else '')
     reader.line('')
-    for frame in (frame for block in reader.blocks for frame in block['frames']):
-        frame.pop('shown', None)
     return [{key: block[key] for key in ('language', 'block', 'frames', 'message', 'then')}
             for block in reader.blocks if block['frames'] or block['message']]
 
@@ -6794,9 +6799,9 @@ class TraceReader:
         if not self.in_block('python') or not self.current['frames']:
             return False
         if not stripped or OTHER_TRACE_START.match(line):     # the message has ended
-            self.current['ended'] = bool(self.current['message'])
+            self.current['message_open'] = not self.current['message']
             return False
-        if not self.current.get('ended') and not line.startswith((' ', '\t')) \
+        if self.current.get('message_open', True) and not line.startswith((' ', '\t')) \
                 and not LOG_RECORD.match(stripped):
             if len(self.current['message']) < TRACE_MESSAGE_LIMIT:    # a log after it
                 self.current['message'] = (self.current['message'] + '\n' + stripped).strip()
@@ -6894,7 +6899,7 @@ class TraceReader:
                 file = file[len('file://'):] if file.startswith('file://') else file
                 line = int(location['line']) if location else 0
                 frames = self.current['frames'] if self.in_block('javascript') else []
-                if len(frames) == 1 and frames[0].get('shown') and \
+                if len(frames) == 1 and self.current.get('shown') and \
                         (frames[0]['file'], frames[0]['line']) == (file, line):
                     frames.pop()                # the stack's first frame says it again
                 self.frame('javascript', file, line, name)
@@ -6917,7 +6922,7 @@ class TraceReader:
         if shown:
             self.start('javascript', 'exception')
             self.frame('javascript', shown['file'], shown['line'], '')
-            self.current['frames'][0]['shown'], self.current['stage'] = True, 'source'
+            self.current['shown'], self.current['stage'] = True, 'source'
             return True
         stage = self.current.get('stage') if self.in_block('javascript') else None
         if stage == 'source' or (stage == 'caret' and set(raw.strip()) == {'^'}):
