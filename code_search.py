@@ -74,7 +74,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 
 TOOL = 'code_search'
 __version__ = '1.1.0'
-FORMAT_VERSION = 7          # layout of the index file (7: the checksum covers the root)
+FORMAT_VERSION = 8          # layout of the index file (8: the counts compounds are mined from)
 PARSER_VERSION = 22         # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 4       # how text becomes terms; a change re-parses every file
 
@@ -4821,6 +4821,7 @@ def with_compounds(terms, tables):
 #    "files": {path: {"fid", "sha256", "size", "mtime_ns", "ctime_ns", "language", "note",
 #                     "count", "totals", "rows", "lengths"}},
 #    "postings": [POSTING_BUCKETS strings], "compounds": {part: "compound ..."},
+#    "compound_words": {"names": {term: uses}, "parts": {term: uses}},
 #    "compounds_mined_with": [the limits mine_compounds used], "checksum"}
 # "language" is the file's (python, java, ..., markdown, text), "note" why its
 # definitions could not be read ('' when they could).  "rows" holds a file's chunks as
@@ -4834,8 +4835,10 @@ def with_compounds(terms, tables):
 # live in strings '|term=posting|...' chosen by the CRC-32 of the term, as in
 # notes_search, so loading the index creates a thousand strings instead of a hundred
 # thousand, a search finds its terms with str.find, and an update rewrites only the
-# strings it touches (update_postings).  "compounds" is mined from the postings
-# whenever they change (mine_compounds).  The source text is not stored: it is
+# strings it touches (update_postings).  "compounds" is mined whenever the postings
+# change (mine_compounds), from counts of the terms that can be compound names or
+# their parts ("compound_words"), which an update takes again only for the buckets it
+# changed (recount_words).  The source text is not stored: it is
 # read back from the file and checked against the SHA-256.
 
 ROW_SYMBOL, ROW_KIND, ROW_START, ROW_END, ROW_EXPORTED, ROW_RECEIVER, ROW_TRAIT, \
@@ -4989,20 +4992,48 @@ def chunk_postings(chunks, fid):
     return rows, lengths, segments
 
 
-def mine_compounds(postings):
+def count_words(words, postings):
+    """Record in words {"names": {}, "parts": {}} the uses (fields of files, its posting's
+    segments) of each term of postings {term: posting} that mine_compounds can use: a
+    definition's name long enough to split, and a term used enough to be a part.  These
+    counts are kept in the index, so that an update takes again only those of the terms
+    it changed (recount_words) instead of decoding every posting."""
+    names, parts = words['names'], words['parts']
+    for term, posting in postings.items():
+        if len(term) < COMPOUND_MIN_PART or len(term) > COMPOUND_MAX_LENGTH \
+                or not (term.isalpha() and term.isascii()):
+            continue
+        uses = posting.count(';') + 1
+        if ' 0 ' in posting and len(term) >= COMPOUND_MIN_PART + 2:     # field 0: name
+            names[term] = uses
+        if uses >= COMPOUND_MIN_USES:
+            parts[term] = uses
+
+
+def recount_words(words, old_buckets, new_buckets):
+    """Bring the counts of count_words up to date after update_postings: the terms of each
+    posting bucket that changed are counted again, the others keep their counts."""
+    changed = {number for number, (old, new) in enumerate(zip(old_buckets, new_buckets))
+               if old != new}
+    for table in words.values():
+        for term in [term for term in table if bucket_of(term) in changed]:
+            del table[term]
+    for number in sorted(changed):
+        count_words(words, unpack_postings([new_buckets[number]]))
+
+
+def mine_compounds(words):
     """{part: 'compound ...'}: the lowercase compound names of definitions in the indexed
     code split in two by the identifier parts the code uses on their own (makedir: make
     dir, getsiz: get siz), so that a question's 'dir' reaches makedirs.  A part must be
     used in COMPOUND_MIN_USES fields of files, and more than the compound; each part
-    keeps the COMPOUND_LIMIT most used of its compounds."""
-    counted = {}
+    keeps the COMPOUND_LIMIT most used of its compounds.  words holds the uses of
+    count_words."""
+    names, parts = words['names'], words['parts']
 
     def uses(term):
-        """In how many fields of files a term is (its posting's segments)."""
-        if term not in counted:
-            posting = postings.get(term) if len(term) >= COMPOUND_MIN_PART else None
-            counted[term] = posting.count(';') + 1 if posting else 0
-        return counted[term]
+        """In how many fields of files a term is."""
+        return parts.get(term) or names.get(term, 0)
 
     def part(head):
         """The part a compound's head is: itself or its stem, '' for a prefix stop word."""
@@ -5011,11 +5042,9 @@ def mine_compounds(postings):
         return next((term for term in (head, stem(head)) if uses(term) >= COMPOUND_MIN_USES),
                     None)
 
-    names = [term for term, posting in postings.items() if len(term) <= COMPOUND_MAX_LENGTH
-             and ' 0 ' in posting and term.isalpha() and term.isascii()]   # field 0: name
     found, heads = {}, {}
-    for term in names:
-        n, best, best_uses = uses(term), None, 0
+    for term, n in names.items():
+        best, best_uses = None, 0
         for cut in range(2, len(term) - COMPOUND_MIN_PART + 1):
             tail = term[cut:]
             if uses(tail) <= max(n, COMPOUND_MIN_USES - 1):    # not a part, or less used
@@ -5154,6 +5183,7 @@ def empty_index(root):
             'scan_started_ns': 0, 'next_fid': 0, 'chunk_count': 0,
             'field_totals': [0] * len(FIELDS), 'skipped': [], 'files': {},
             'postings': pack_postings({}), 'compounds': {},
+            'compound_words': {'names': {}, 'parts': {}},
             'compounds_mined_with': compound_settings()}
 
 
@@ -5195,11 +5225,16 @@ def update_index(root, old, options, report=None):
     removed = [relative for relative in previous if relative not in current]
     remine = index['compounds_mined_with'] != compound_settings()
     if added or removed:
-        index['postings'] = update_postings(
+        buckets = update_postings(
             index['postings'], [previous[relative] for relative in removed], additions)
+        recount_words(index['compound_words'], index['postings'], buckets)
+        index['postings'] = buckets
     additions.clear()           # merged: the mining must not hold them too (Go: 300 -> 245 MB)
+    if remine:
+        index['compound_words'] = {'names': {}, 'parts': {}}
+        count_words(index['compound_words'], unpack_postings(index['postings']))
     if added or removed or remine:
-        index['compounds'] = mine_compounds(unpack_postings(index['postings']))
+        index['compounds'] = mine_compounds(index['compound_words'])
         index['compounds_mined_with'] = compound_settings()
     current.update((relative, file.record) for relative, file in added.items())
     deleted = sum(1 for relative in previous if relative not in current)
@@ -5551,7 +5586,9 @@ def content_checksum(index):
              f'{record["rows"]}\0{record["lengths"]}'
              for relative, record in index['files'].items()),
             index['postings'], (f'{part}={compounds}' for part, compounds in
-                                index['compounds'].items())):
+                                index['compounds'].items()),
+            (f'{kind}:{term}={uses}' for kind, table in index['compound_words'].items()
+             for term, uses in table.items())):
         checksum = zlib.crc32(part.encode('utf-8', 'surrogatepass'), checksum)
     return checksum
 
@@ -5574,7 +5611,7 @@ def index_problem(index, deep=True):
         return (f'index format {index.get("format_version")!r} is not {FORMAT_VERSION}; '
                 f'rebuild it with: {program_name()} index ROOT')
     expected = {'root': str, 'files': dict, 'postings': list, 'compounds': dict,
-                'compounds_mined_with': list, 'skipped': list,
+                'compound_words': dict, 'compounds_mined_with': list, 'skipped': list,
                 'next_fid': int, 'parser_version': int, 'tokenizer_version': int,
                 'scan_started_ns': int, 'chunk_count': int, 'field_totals': list,
                 'checksum': int}
@@ -5591,6 +5628,11 @@ def index_problem(index, deep=True):
         return 'damaged index: bad postings'
     if not all(map(safe_relative_path, index['files'])):
         return 'damaged index: a file path outside the root'
+    words = index['compound_words']
+    if sorted(words) != ['names', 'parts'] or not all(
+            type(table) is dict and all(type(uses) is int for uses in table.values())
+            for table in words.values()):
+        return 'damaged index: bad compound_words'
     if not deep:
         return ''
     records = index['files'].values()
@@ -5702,16 +5744,17 @@ def make_search_index(chunks, root='', skipped=()):
     by_path = {}
     for chunk in chunks:
         by_path.setdefault(chunk['path'], []).append(chunk)
-    files, postings, ordered = {}, {}, []
+    files, postings, ordered, words = {}, {}, [], {'names': {}, 'parts': {}}
     for fid, (path, group) in enumerate(by_path.items()):
         rows, lengths, segments = chunk_postings(group, fid)
         files[path] = make_record(rows, lengths, fid, revision=group[0]['revision'],
                                   language=group[0].get('language', 'python'))
         add_postings(postings, segments)
         ordered.extend(group)
+    count_words(words, postings)
     view = open_search_index({
         'root': str(root), 'files': files, 'postings': pack_postings(postings),
-        'compounds': mine_compounds(postings),
+        'compounds': mine_compounds(words),
         'skipped': list(skipped),
         'chunk_count': len(ordered),
         'field_totals': field_sums([record['totals'] for record in files.values()])})

@@ -815,6 +815,11 @@ class BadIndexTests(HostileCase):
             'renamed by hand': changed(set_chunk('symbol', 'renamed_by_hand')),
             'root moved by hand': changed(lambda i: i.__setitem__('root', str(self.base))),
             'a path outside the root': changed(outside_the_root),
+            'compound words without parts': changed(lambda i: i['compound_words'].pop('parts')),
+            'compound words not counts': changed(
+                lambda i: i['compound_words']['names'].__setitem__('harmless', 'many')),
+            'compound words edited': changed(
+                lambda i: i['compound_words']['parts'].__setitem__('harmless', 99)),
             'skipped not records': changed(lambda i: i.__setitem__('skipped', [1, 2])),
             'skipped without reason': changed(lambda i: i.__setitem__(
                 'skipped', [{'path': 'x.py', 'line': 0}])),

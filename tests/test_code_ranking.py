@@ -705,6 +705,25 @@ class CompoundTests(TempDirCase):
         cli('index', str(root), '--out', str(out))
         self.assertEqual(json.loads(out.read_text())['compounds']['dir'], 'dirscan')
 
+    def test_an_update_counts_again_only_the_postings_it_changed(self):
+        root = self.make_tree()
+        for number in range(30):
+            write(root / f'more{number}.py', f'def listdir{number}(path):\n    return path\n')
+        options = code_search.IndexOptions(jobs=1)
+        index, _ = code_search.update_index(root, None, options)
+        write(root / 'fast.py', 'def scandir(p):\n    "Yield the entries."\n    return p + 1\n')
+        decoded = []
+        unpack = code_search.unpack_postings
+        with unittest.mock.patch.object(code_search, 'unpack_postings',
+                                        lambda buckets: decoded.extend(buckets) or unpack(buckets)):
+            index, stats = code_search.update_index(root, index, options)
+        self.assertEqual(stats['updated'], 1)
+        self.assertLess(len(decoded), code_search.POSTING_BUCKETS // 4)
+        fresh, _ = code_search.update_index(root, None, options)
+        self.assertEqual((index['compounds'], index['compound_words']),
+                         (fresh['compounds'], fresh['compound_words']))
+        self.assertEqual(index['compounds']['dir'], 'scandir')
+
     def test_a_changed_limit_mines_the_table_again_without_a_changed_file(self):
         root = self.make_tree()
         index, _ = code_search.update_index(root, None, code_search.IndexOptions(jobs=1))
@@ -722,7 +741,9 @@ class CompoundTests(TempDirCase):
                     'getsiz': '1 0 0', 'target': ';'.join(['1 0 0'] * 8),
                     'tar': ';'.join(['1 0 0'] * 5), 'isdir': '2 0 0',
                     'dir': ';'.join(['1 0 0'] * 5), 'do': '1 0 0'}
-        self.assertEqual(code_search.mine_compounds(postings),
+        words = {'names': {}, 'parts': {}}
+        code_search.count_words(words, postings)
+        self.assertEqual(code_search.mine_compounds(words),
                          {'dir': 'isdir', 'get': 'getsiz', 'siz': 'getsiz'})
 
 
