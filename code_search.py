@@ -5983,8 +5983,10 @@ def score_matches(index, question, terms, matches, statistics, top_k, explain=Fa
         scores[n] *= file_weights[relative]
     ranked = rerank_by_name(index, question, scores, top_k, file_factors)
     if explain:
+        dropped = dropped_words(question, terms)
         for n, hit, factors in ranked:
-            hit['explain'] = explain_chunk(index, terms, statistics, n, factors)
+            hit['explain'] = dict(explain_chunk(index, terms, statistics, n, factors),
+                                  dropped=dropped)
     return [hit for _, hit, _ in ranked]
 
 
@@ -6118,8 +6120,18 @@ def explain_chunk(index, terms, statistics, n, factors):
     score = total
     for weight in factors.values():
         score *= weight
+    found = {word['concept'] for word in words}
+    missing = sorted({concepts[term] for term in anchors} - found)
     return {'score': round(score, 4), 'words_score': round(total, 4),
-            'factors': dict(factors), 'words': words}
+            'factors': dict(factors), 'words': words, 'missing': missing}
+
+
+def dropped_words(question, terms):
+    """The question's words that gave it no term: English words every question carries
+    (STOP_WORDS) and Korean ones (KOREAN_QUESTION_WORDS), for --explain."""
+    return [word for word in WORD.findall(composed(question))
+            if word.lower() not in terms.weights
+            and not any(term in terms.weights for term in word_terms(word))]
 
 
 MESSAGE_TYPE = re.compile(r'\s*([A-Za-z_][\w.]*)\s*:\s')
@@ -7739,6 +7751,9 @@ def format_explain(explained):
         counted = '' if word['counted'] else '  [not counted: its concept has a better term]'
         lines.append(f"    {name:<20} {word['score']:.4f}  idf {word['idf']:.2f}"
                      f"  weight {word['weight']:g}  {parts}{counted}")
+    for label, key in (('not in this hit', 'missing'), ('left out of the question', 'dropped')):
+        if explained[key]:
+            lines.append(f"    {label}: {' '.join(explained[key])}")
     return '\n'.join(lines) + '\n'
 
 

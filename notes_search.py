@@ -749,6 +749,13 @@ def query_terms(question):
     return [term for term in terms if term not in carried] or terms
 
 
+def dropped_words(question, terms):
+    """The question's words that gave it no term: English words every question carries
+    (STOP_WORDS) and Korean ones (KOREAN_QUESTION_WORDS), for --explain."""
+    return [word for word in WORD.findall(composed(question))
+            if not any(term in terms for term in analyze(word))]
+
+
 # --- Index records: one record per note, postings per term ---------------------------
 #
 # The index file is one JSON object, written with json.dumps and read with json.loads:
@@ -1756,6 +1763,7 @@ def rank(search_index, question, tags=(), paths=(), limit=DEFAULT_TOP_K, explain
     best = least_crowded(candidates, limit, introduced)
     texts = stored_texts(index, {candidate[1] for candidate in best})
     postings = term_postings(index, terms) if explain else {}
+    dropped = dropped_words(question, terms) if explain else []
     hits, chunks = [], {}
     for negative_score, relative, local, scored in best:
         fid = index['files'][relative]['fid']
@@ -1768,7 +1776,10 @@ def rank(search_index, question, tags=(), paths=(), limit=DEFAULT_TOP_K, explain
             raise ValueError(f'chunk count of {relative} does not match its text')
         hit = dict(chunks[relative][local], score=round(-negative_score, 4))
         if explain:
-            hit['explain'] = explain_chunk(search_index, postings, fid, scored)
+            explained = explain_chunk(search_index, postings, fid, scored)
+            found = {word['term'] for word in explained['words'] + explained['note_words']}
+            hit['explain'] = dict(explained, missing=[term for term in terms
+                                                      if term not in found], dropped=dropped)
         if JOIN_INTRODUCTIONS and local in chunk_intros(search_index, fid):
             block = chunks[relative][local + 1]
             lines = texts[relative].split('\n')
@@ -1958,6 +1969,9 @@ def format_explain(explained):
         lines.append(f"    {word['term']:<20} {word['score']:.4f}  idf {word['idf']:.2f}  "
                      f"{parts}  note {note.pop(word['term'], 0.0):.4f}")
     lines.extend(f"    {term:<20} {0.0:.4f}  note {score:.4f}" for term, score in note.items())
+    for label, key in (('not in this hit', 'missing'), ('left out of the question', 'dropped')):
+        if explained[key]:
+            lines.append(f"    {label}: {' '.join(explained[key])}")
     return '\n'.join(lines) + "\n"
 
 

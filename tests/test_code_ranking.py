@@ -808,6 +808,18 @@ class ExplainTests(RankingCase):
         plain = cli('search', 'where are redirects followed', '--index', self.index)
         self.assertEqual(plain.stdout.splitlines()[1], '    def _resolve_redirects(self, response):')
 
+    def test_it_names_the_words_a_hit_lacks_and_those_left_out(self):
+        question = 'how do I follow the redirects of a parquet'
+        explained = self.search(question, '--explain')[0]['explain']
+        self.assertEqual((explained['missing'], explained['dropped']),
+                         (['parquet'], ['how', 'do', 'I', 'the', 'of', 'a']))
+        self.assertIn('redirect', {word['concept'] for word in explained['words']})
+        lines = cli('search', question, '--index', self.index, '--explain').stdout.splitlines()
+        self.assertIn('    not in this hit: parquet', lines)
+        self.assertIn('    left out of the question: how do I the of a', lines)
+        alone = self.search('which', '--explain')
+        self.assertEqual([hit['explain']['dropped'] for hit in alone], [[]] * len(alone))
+
     def test_mcp_and_the_http_api_take_explain(self):
         repos = code_search.open_repos([str(self.index)])
         text, structured = code_search.mcp_call(

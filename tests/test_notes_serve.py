@@ -94,6 +94,15 @@ class NotesApiTests(unittest.TestCase):
                                   + re.escape(str(notes_search.NOTE_WEIGHT)) +
                                   r' x [0-9.]+ \(note\)$')
         self.assertRegex(text[2], r'^    cache +[0-9.]+  idf ')
+        asked = json.loads(cli('search', 'how do I compare the sha-256 of a parquet',
+                               '--explain', '--json', '--top-k', '1',
+                               '--index', self.tmp / 'notes.json').stdout)['results'][0]
+        self.assertEqual((asked['explain']['missing'], asked['explain']['dropped']),
+                         (['parquet'], ['how', 'do', 'I', 'the', 'of', 'a']))
+        text = cli('search', 'how do I compare the sha-256 of a parquet', '--explain',
+                   '--index', self.tmp / 'notes.json').stdout.splitlines()
+        self.assertIn('    not in this hit: parquet', text)
+        self.assertIn('    left out of the question: how do I the of a', text)
 
     def test_bad_requests_and_escapes(self):
         call = self.server.call
