@@ -7297,6 +7297,7 @@ def explain_frame(repos, frame, by_name):
     frame.update(repo=repo.label, path=relative)
     if chunk is not None:
         frame['chunk'] = dict(with_text(repo.index, [chunk])[0], repo=repo.label)
+        lines = frame['chunk']['text']
     else:
         record = repo.index['files'][relative]
         lines, frame['stale'] = read_current_file(repo.index['root'], relative,
@@ -7306,6 +7307,9 @@ def explain_frame(repos, frame, by_name):
             frame['source_line'] = lines[frame['line'] - 1]
         elif lines or not frame['stale']:
             frame['lines_now'] = len(lines)         # the file is shorter than the trace says
+    if not lines and not os.path.lexists(os.path.join(repo.index['root'],
+                                                      *relative.split('/'))):
+        frame['gone'] = True                        # deleted since it was indexed
     return frame
 
 
@@ -7786,7 +7790,7 @@ def trace_frame_json(frame):
             'language': frame['language'], 'block': frame['block'],
             'inside_root': frame['inside_root'], 'repo': frame['repo'], 'path': frame['path'],
             'stale': bool(chunk and chunk.get('stale')) or bool(frame.get('stale')),
-            'chunk': hit_json(chunk) if chunk else None}
+            'gone': bool(frame.get('gone')), 'chunk': hit_json(chunk) if chunk else None}
 
 
 def traceback_json(explained):
@@ -7828,15 +7832,18 @@ def format_frame(frame, full, with_repo=False):
     if not frame['inside_root']:
         return [where + '  (outside the root)']
     chunk = frame['chunk']
+    path = f"{frame['repo']}:{frame['path']}" if with_repo else frame['path']
+    if frame.get('gone'):
+        return [where] + (['    ' + hit_header(chunk, with_repo)] if chunk else []) + \
+            [f"    {path}: the file is gone since it was indexed"]
     if chunk is not None and chunk['start'] + lines_now(chunk) <= frame['line'] <= chunk['end']:
-        return [where, '    ' + hit_header(chunk, with_repo),            # shrank, or gone
+        return [where, '    ' + hit_header(chunk, with_repo),            # it shrank
                 f"    the file has no line {frame['line']} now"]
     if chunk is not None:
         rows = marked_text(chunk, frame['line']) if full else \
             trace_window(chunk, frame['line'])
         return [where, '    ' + hit_header(chunk, with_repo)] + \
             ['    ' + row for row in rows.split('\n')]
-    path = f"{frame['repo']}:{frame['path']}" if with_repo else frame['path']
     if not frame['line']:
         return [where, f"    {path}: the trace gives no line"]
     note = '  [stale]' if frame.get('stale') else ''

@@ -330,10 +330,12 @@ class AtCommandTests(unittest.TestCase):
                      '  File "/app/billing/invoice.py", line 13, in total_with_tax\n'
                      'TypeError: boom\n')
             lines = invoice.read_text().splitlines(keepends=True)
-            for change, refusal in (('shrank', 'billing/invoice.py has 11 lines; line 13 is '
-                                               'past its end'),
-                                    ('went', 'cannot read billing/invoice.py: no longer there '
-                                             '(deleted or moved)')):
+            for change, refusal, frame in (
+                    ('shrank', 'billing/invoice.py has 11 lines; line 13 is past its end',
+                     'the file has no line 13 now'),
+                    ('went', 'cannot read billing/invoice.py: no longer there (deleted or '
+                             'moved)', 'billing/invoice.py: the file is gone since it was '
+                                       'indexed')):
                 with self.subTest(change=change):
                     if change == 'shrank':
                         invoice.write_text(''.join(lines[:11]))
@@ -345,8 +347,11 @@ class AtCommandTests(unittest.TestCase):
                     traced = run_tool('trace', '-', '--index', index, input=trace)
                     self.assertEqual(traced.returncode, 0, traced.stderr)
                     self.assertIn('Invoice.total_with_tax  [stale: file changed since indexing;'
-                                  ' run index again]\n    the file has no line 13 now\n',
-                                  traced.stdout)
+                                  f' run index again]\n    {frame}\n', traced.stdout)
+                    found = json.loads(run_tool('trace', '-', '--json', '--index', index,
+                                                input=trace).stdout)
+                    self.assertEqual(found['exceptions'][0]['frames'][0].get('gone', False),
+                                     change == 'went')
 
     def test_module_level_code_is_a_module_chunk(self):
         result = self.at('billing/invoice.py:1', '--json')
