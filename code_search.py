@@ -4552,6 +4552,7 @@ KOREAN_QUESTION_WORDS = frozenset(   # the same in Korean: whole words, particle
     '어떻게 어떡해 무엇 무엇인가요 무엇인지 뭐 뭐가 뭔가요 뭐야 왜 언제 어디 어디서 방법 '
     '하면 하려면 수 있나요 있을까요 되나요 하나요 할까요 싶어요 싶습니다 주세요 알려주세요'.split())
 WORD = re.compile(r'[A-Za-z0-9_]+|[가-힣]+')
+HYPHENATED = re.compile(r'(?<![\w-])[A-Za-z]+(?:-[A-Za-z]+)+(?![\w-])')   # a question's read-only
 IDENTIFIER_PART = re.compile(r'[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+')
 HANGUL = re.compile(r'[가-힣]+\Z')
 
@@ -4780,6 +4781,10 @@ def query_terms(question):
                              dotted_question(question)):     # from a word's start: linear
         weights[dotted.lower()] = 1.0
         concepts.setdefault(dotted.lower(), dotted.lower())
+    for hyphenated in HYPHENATED.findall(question):     # read-only: readonly, read_only
+        for joined in (hyphenated.replace('-', ''), hyphenated.replace('-', '_')):
+            weights[joined.lower()] = 1.0
+            concepts.setdefault(joined.lower(), hyphenated.lower())
     expansions = []
     meanings_of = {word: korean_meanings(word) if HANGUL.match(word) else [] for word in words}
     for word in sorted(meanings_of, key=lambda word: len(meanings_of[word])):

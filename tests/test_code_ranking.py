@@ -724,6 +724,20 @@ class CompoundTests(TempDirCase):
                          (fresh['compounds'], fresh['compound_words']))
         self.assertEqual(index['compounds']['dir'], 'scandir')
 
+    def test_a_hyphenated_question_word_finds_the_name_that_joins_it(self):
+        root = self.tmp / 'perms'
+        write(root / 'fs.py', ''.join(
+            f'def read_{what}(path):\n    """Read the {what} of a file."""\n\n\n'
+            for what in ('link', 'lines', 'bytes', 'text', 'header', 'size', 'owner')) + (
+            'def set_readonly(path, flag):\n    """Change the permissions of a path."""\n\n\n'
+            'def is_time_out(value):\n    """Whether the wait ran past its limit."""\n'))
+        self.assertEqual(search_tree(root, 'make a file read-only', 1)[0]['symbol'],
+                         'set_readonly')
+        self.assertEqual(search_tree(root, 'has the wait timed out past the time-out', 1)[0]
+                         ['symbol'], 'is_time_out')
+        self.assertNotEqual(search_tree(root, 'make a file read only', 1)[0]['symbol'],
+                            'set_readonly')
+
     def test_a_changed_limit_mines_the_table_again_without_a_changed_file(self):
         root = self.make_tree()
         index, _ = code_search.update_index(root, None, code_search.IndexOptions(jobs=1))
