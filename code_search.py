@@ -4552,6 +4552,7 @@ KOREAN_QUESTION_WORDS = frozenset(   # the same in Korean: whole words, particle
     '어떻게 어떡해 무엇 무엇인가요 무엇인지 뭐 뭐가 뭔가요 뭐야 왜 언제 어디 어디서 방법 '
     '하면 하려면 수 있나요 있을까요 되나요 하나요 할까요 싶어요 싶습니다 주세요 알려주세요'.split())
 WORD = re.compile(r'[A-Za-z0-9_]+|[가-힣]+')
+ADVERB_ENDINGS = (('ically', 'ic'), ('ily', 'y'), ('ly', ''))    # an adverb's adjective
 HYPHENATED = re.compile(r'(?<![\w-])[A-Za-z]+(?:-[A-Za-z]+)+(?![\w-])')   # a question's read-only
 IDENTIFIER_PART = re.compile(r'[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+')
 HANGUL = re.compile(r'[가-힣]+\Z')
@@ -4774,6 +4775,10 @@ def query_terms(question):
     words = [word for word in words if word not in carried] or words
     for word in words:
         add(word, 1.0)
+        for ending, replacement in ADVERB_ENDINGS:     # exactly: exact, lazily: lazy
+            if len(word) >= 6 and word.lower().endswith(ending) and word.isalpha():
+                add(word[:-len(ending)] + replacement, 1.0, (word_terms(word) or (word,))[0])
+                break
     if not weights:             # words any question carries, and no other: the name asked
         weights.update((word.lower(), 1.0) for word in words)   # for ('which', 'Some')
         concepts.update((word.lower(), word.lower()) for word in words)

@@ -738,6 +738,19 @@ class CompoundTests(TempDirCase):
         self.assertNotEqual(search_tree(root, 'make a file read only', 1)[0]['symbol'],
                             'set_readonly')
 
+    def test_an_adverb_in_the_question_finds_its_adjective_in_a_name(self):
+        root = self.tmp / 'files'
+        write(root / 'files.py', ''.join(
+            f'def open_{what}_file(path):\n    """Open the {what} file at path."""\n\n\n'
+            for what in ('log', 'data', 'config', 'temp', 'cache')) + (
+            'def lazy_file(path):\n    """A handle that opens path on first use."""\n\n\n'
+            'def atomic_rename(source, target):\n    """Rename source over target."""\n'))
+        for question, symbol in (('open a file lazily', 'lazy_file'),
+                                 ('atomically rename a file', 'atomic_rename')):
+            self.assertEqual(search_tree(root, question, 1)[0]['symbol'], symbol, question)
+        words = search_tree(root, 'open a file lazily', 1)[0]['explain']['words']
+        self.assertIn(('lazy', 'lazily'), {(word['term'], word['concept']) for word in words})
+
     def test_a_changed_limit_mines_the_table_again_without_a_changed_file(self):
         root = self.make_tree()
         index, _ = code_search.update_index(root, None, code_search.IndexOptions(jobs=1))
