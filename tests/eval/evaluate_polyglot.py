@@ -9,8 +9,10 @@ questions (category "korean"): 134 written with the polyglot chunkers, 100
 more (t2-*, 20 English and 5 Korean per language) written from the sources by a
 helper who never ran the ranker, and 108 more over Go, Java and Rust (t3-*, per
 language 13 English asking how to do something, 13 asking how the library does
-something inside, and 10 Korean), written the same way.  Ranking changes were
-tuned on these.
+something inside, and 10 Korean), written the same way, and 64 more (t4-*, per Go,
+Java, Rust and TypeScript 6 English asking how to do something, 5 asking how it is
+done inside and 5 Korean), written the same way.  Ranking changes were tuned on
+these.
 polyglot_holdout.json (with --gold) holds 280 more, written the same way: 80
 (p2-*, 15 English and 5 Korean per language), then 100 (p3-*, 20 English and 5
 Korean per language, 8 of each language's English ones asking how the library
@@ -78,9 +80,14 @@ Usage:
   python tests/eval/evaluate_polyglot.py [--language go|java|rust|typescript|javascript|kotlin|all]
         [--per-query] [--json] [--check-gold] [--no-tutorial]
         [--source LANG=PATH]... [--corpus-dir DIR] [--gold FILE]
+        [--save FILE] [--compare OLD]
 
 ``--per-query`` prints each query's first-gold rank and, for queries whose
-first result is not gold, our top 3 (path:symbol).  ``--check-gold`` builds
+first result is not gold, our top 3 (path:symbol).  ``--save FILE`` keeps the
+per-query metrics of each language and of all of them pooled in evaluate.py's
+format, and ``--compare OLD`` runs evaluate.py's paired sign-flip test (with a
+bootstrap interval) of this run against a saved one, so that a change is kept
+only when it is more than noise.  ``--check-gold`` builds
 the corpora and checks with code_search.chunk_file that every gold symbol is a
 chunk of its file (exit status 1 if not).
 
@@ -101,6 +108,8 @@ import tarfile
 import tempfile
 import time
 import zipfile
+
+import evaluate as shared   # evaluate.py next to this file: saved runs, the paired test
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROJECT_ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -535,6 +544,7 @@ def evaluate(language, root=None, tool=None, queries=None, tutorial=True,
                 "language": language, "query": q["query"],
                 "ours": score_ranking(ours_keys, gold),
                 "ours_top": ["%s:%s" % k for k in ours_keys[:3]],
+                "query_sha": shared.query_digest(q),
             }
             if tut is not None:
                 tut_keys = [chunk_key(chunks[i]) for i in tut.rank(q["query"])]
@@ -690,6 +700,11 @@ def main(argv=None):
     parser.add_argument("--gold", metavar="FILE", default=GOLD_FILE,
                         help="the questions (default polyglot.json; "
                              "polyglot_holdout.json is the held-out set)")
+    parser.add_argument("--save", metavar="FILE",
+                        help="save per-query metrics (evaluate.py's format)")
+    parser.add_argument("--compare", metavar="OLD",
+                        help="paired sign-flip test of this run against a saved one, "
+                             "per language and over all of them")
     args = parser.parse_args(argv)
 
     tmp = None
@@ -753,7 +768,28 @@ def main(argv=None):
         for res in results.values():
             print_report(res, per_query=args.per_query)
         print_summary(total)
+    try:
+        saved_and_compared(results, tool, args.save, args.compare, args.per_query)
+    except shared.EvalError as exc:
+        note(str(exc))
+        return 2
     return 0
+
+
+def saved_and_compared(results, tool, save, compare, per_query):
+    """--save and --compare: the runs of each language and of all of them pooled, in
+    evaluate.py's saved format and with its paired test."""
+    if not (save or compare):
+        return
+    pooled = {"root": "", "per_query": [r for res in results.values() for r in res["per_query"]]}
+    pooled.update(n_queries=len(pooled["per_query"]), n_evaluated=len(pooled["per_query"]))
+    document = shared.saved_run(dict(results, all=pooled), shared.tool_identity(tool))
+    if save:
+        shared.write_saved(save, document)
+        print(f"\nsaved per-query metrics to {save}")
+    if compare:
+        shared.print_comparison(shared.compare_runs(shared.read_saved(compare), document),
+                                per_query)
 
 
 if __name__ == "__main__":

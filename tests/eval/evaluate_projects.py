@@ -77,10 +77,13 @@ wrapper) or other-code.
 Usage:
   python tests/eval/evaluate_projects.py [--set tuning|holdout|all]
       [--project NAME ...] [--cache DIR] [--per-query] [--worst N] [--json]
-      [--check-gold]
+      [--check-gold] [--save FILE] [--compare OLD]
 
 ``--check-gold`` verifies with code_search.chunk_file that every gold item is
-a searched chunk of its file, then stops.
+a searched chunk of its file, then stops.  ``--save FILE`` keeps the per-query
+metrics of each set (tuning, holdout, all) in evaluate.py's format, and
+``--compare OLD`` runs evaluate.py's paired sign-flip test (with a bootstrap
+interval) of this run against a saved one.
 
 From a unit test: ``evaluate()`` returns a dict with the metrics (it skips
 what cannot be downloaded; its "projects" lists what was evaluated).
@@ -98,6 +101,8 @@ import tarfile
 import tempfile
 import time
 import urllib.request
+
+import evaluate as shared   # evaluate.py next to this file: saved runs, the paired test
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROJECT_ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -493,6 +498,7 @@ def run_project(tool, root, queries, rows, gold_missing, gold_not_indexed):
             "tutorial": score_ranking(tut_keys, gold),
             "ours_top": ["%s:%s" % k for k in ours_keys[:3]],
             "grep_top": ["%s:%s" % k for k in grep_keys[:3]],
+            "query_sha": shared.query_digest(q),
         }
         diagnose(row, ours_keys, gold, [h.get("kind", "") for h in list(hits)[:TOP_K]])
         rows.append(row)
@@ -674,6 +680,11 @@ def main(argv=None):
                         help="print the metrics as JSON")
     parser.add_argument("--check-gold", action="store_true",
                         help="only verify the gold items with code_search.chunk_file")
+    parser.add_argument("--save", metavar="FILE",
+                        help="save per-query metrics (evaluate.py's format)")
+    parser.add_argument("--compare", metavar="OLD",
+                        help="paired sign-flip test of this run against a saved one, "
+                             "per set (tuning, holdout) and over all")
     args = parser.parse_args(argv)
     try:
         tool = load_tool()
@@ -699,7 +710,31 @@ def main(argv=None):
     if not res["n_evaluated"]:
         print("evaluate_projects.py: no package could be evaluated", file=sys.stderr)
         return 2
+    try:
+        saved_and_compared(res["per_query"], tool, args.save, args.compare, args.per_query)
+    except shared.EvalError as exc:
+        print(f"evaluate_projects.py: {exc}", file=sys.stderr)
+        return 2
     return 0
+
+
+def saved_and_compared(rows, tool, save, compare, per_query):
+    """--save and --compare: the runs of each set (tuning, holdout) and of all, in
+    evaluate.py's saved format and with its paired test."""
+    if not (save or compare):
+        return
+    sets = {name: [r for r in rows if name == "all" or r["set"] == name]
+            for name in SETS + ("all",)}
+    document = shared.saved_run(
+        {name: {"root": "", "n_queries": len(chosen), "n_evaluated": len(chosen),
+                "per_query": chosen} for name, chosen in sets.items() if chosen},
+        shared.tool_identity(tool))
+    if save:
+        shared.write_saved(save, document)
+        print(f"\nsaved per-query metrics to {save}")
+    if compare:
+        shared.print_comparison(shared.compare_runs(shared.read_saved(compare), document),
+                                per_query)
 
 
 if __name__ == "__main__":
