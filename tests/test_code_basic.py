@@ -748,8 +748,9 @@ class IncrementalTests(unittest.TestCase):
             fresh = Path(self.folder.name) / f'fresh{step}.json'
             code_search.index_folder(self.root, fresh, options)
             kept, new = (code_search.open_index_file(path) for path in (self.out, fresh))
-            self.assertEqual((kept['compounds'], kept['compound_words']),
-                             (new['compounds'], new['compound_words']), step)
+            self.assertEqual(*(json.loads(path.read_text(encoding='utf-8'))['compound_words']
+                               for path in (self.out, fresh)), step)
+            self.assertEqual(kept['compounds'], new['compounds'], step)
             for question in ('cache', 'parse the payment', 'retry token render'):
                 self.assertEqual(code_search.search_index(kept, question, top_k=50),
                                  code_search.search_index(new, question, top_k=50),
