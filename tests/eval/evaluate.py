@@ -762,6 +762,20 @@ def compare_runs(old_doc, new_doc, metric="mrr", permutations=PERMUTATIONS,
     return out
 
 
+def save_and_compare(results, tool, save=None, compare=None, per_query=False):
+    """--save and --compare of evaluate_polyglot.py and evaluate_projects.py: their
+    runs {set name: {"root", "n_queries", "n_evaluated", "per_query"}} saved in this
+    script's format and tested against a saved run as this script does."""
+    if not (save or compare):
+        return
+    document = saved_run(results, tool_identity(tool))
+    if save:
+        write_saved(save, document)
+        print(f"\nsaved per-query metrics to {save}")
+    if compare:
+        print_comparison(compare_runs(read_saved(compare), document), per_query)
+
+
 # --------------------------------------------------------------------------
 # reporting
 

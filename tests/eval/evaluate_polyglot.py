@@ -777,19 +777,12 @@ def main(argv=None):
 
 
 def saved_and_compared(results, tool, save, compare, per_query):
-    """--save and --compare: the runs of each language and of all of them pooled, in
-    evaluate.py's saved format and with its paired test."""
-    if not (save or compare):
-        return
-    pooled = {"root": "", "per_query": [r for res in results.values() for r in res["per_query"]]}
-    pooled.update(n_queries=len(pooled["per_query"]), n_evaluated=len(pooled["per_query"]))
-    document = shared.saved_run(dict(results, all=pooled), shared.tool_identity(tool))
-    if save:
-        shared.write_saved(save, document)
-        print(f"\nsaved per-query metrics to {save}")
-    if compare:
-        shared.print_comparison(shared.compare_runs(shared.read_saved(compare), document),
-                                per_query)
+    """--save and --compare: the runs of each language and of all of them pooled."""
+    pooled = [r for res in results.values() for r in res["per_query"]]
+    shared.save_and_compare(
+        dict(results, all={"root": "", "n_queries": len(pooled),
+                           "n_evaluated": len(pooled), "per_query": pooled}),
+        tool, save, compare, per_query)
 
 
 if __name__ == "__main__":

@@ -719,22 +719,13 @@ def main(argv=None):
 
 
 def saved_and_compared(rows, tool, save, compare, per_query):
-    """--save and --compare: the runs of each set (tuning, holdout) and of all, in
-    evaluate.py's saved format and with its paired test."""
-    if not (save or compare):
-        return
+    """--save and --compare: the runs of each set (tuning, holdout) and of all."""
     sets = {name: [r for r in rows if name == "all" or r["set"] == name]
             for name in SETS + ("all",)}
-    document = shared.saved_run(
+    shared.save_and_compare(
         {name: {"root": "", "n_queries": len(chosen), "n_evaluated": len(chosen),
                 "per_query": chosen} for name, chosen in sets.items() if chosen},
-        shared.tool_identity(tool))
-    if save:
-        shared.write_saved(save, document)
-        print(f"\nsaved per-query metrics to {save}")
-    if compare:
-        shared.print_comparison(shared.compare_runs(shared.read_saved(compare), document),
-                                per_query)
+        tool, save, compare, per_query)
 
 
 if __name__ == "__main__":
