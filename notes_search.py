@@ -69,7 +69,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'notes_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 6          # layout of the index file (6: the checksum covers the root)
-PARSER_VERSION = 10         # how notes become chunks; the tutorial's parser was 1
+PARSER_VERSION = 11         # how notes become chunks; the tutorial's parser was 1
 TOKENIZER_VERSION = 4       # how text becomes terms; a change re-parses every note
 
 DEFAULT_INDEX = 'index.json'     # the tutorial's name; code_search's is code_index.json
@@ -606,18 +606,37 @@ BLOCK_START = re.compile(r'```|~~~|`|    |\t|[-*+] |\d+[.)] ')
 
 
 def introductions(lines, blocks):
-    """Numbers of the chunks that introduce the next one: a paragraph ending in ':'
+    """Numbers of the chunks joined with the next one: a paragraph ending in ':'
     followed, under the same heading and after blank lines only, by code or a list
-    that introduces nothing itself: in 'Steps:' and '- Download it:' before its code,
-    the second is joined with the code, and the first with nothing."""
+    that introduces nothing itself (in 'Steps:' and '- Download it:' before its code,
+    the second is joined with the code, and the first with nothing), and each item of
+    a loose list so introduced (items parted by blank lines) with the next item."""
+    def next_to(number):
+        """Whether block number+1 follows block number under its heading, after blank
+        lines only."""
+        (_, end, path), (start, _, next_path) = blocks[number], blocks[number + 1]
+        return path == next_path and not ''.join(lines[end:start - 1]).strip()
+
+    def ends_in_colon(number):
+        return lines[blocks[number][1] - 1].rstrip().endswith(':')
+
+    def list_item(number):
+        return bool(LIST_MARKER.match(lines[blocks[number][0] - 1].lstrip()))
+
     found = []
     for number in reversed(range(len(blocks) - 1)):
-        (_, end, path), (start, _, next_path) = blocks[number], blocks[number + 1]
-        if lines[end - 1].rstrip().endswith(':') and BLOCK_START.match(lines[start - 1]) \
-                and path == next_path and not ''.join(lines[end:start - 1]).strip() \
-                and number + 1 not in found[-1:]:
+        if ends_in_colon(number) and BLOCK_START.match(lines[blocks[number + 1][0] - 1]) \
+                and next_to(number) and number + 1 not in found[-1:]:
             found.append(number)
-    return found[::-1]
+    joined = set(found)
+    for number in found:
+        item = number + 1
+        while item + 1 < len(blocks) and list_item(item) and list_item(item + 1) \
+                and next_to(item) and not ends_in_colon(item) \
+                and not ends_in_colon(item + 1):
+            joined.add(item)
+            item += 1
+    return sorted(joined)
 
 
 def index_sections(text):
@@ -766,7 +785,7 @@ def dropped_words(question, terms):
 #                     "words", "lengths", "intros"}},
 #    "postings": [POSTING_BUCKETS strings], "texts": [TEXT_BUCKETS strings], "checksum"}
 # A note's chunks are its paragraphs in order; "lengths" holds the word count of each,
-# space-separated, and "words" their sum; "intros" the chunks that introduce the next
+# space-separated, and "words" their sum; "intros" the chunks joined with the next
 # (see introductions).  A term's posting is a comma-separated list of
 # tokens: 'fid.n' for each time the term occurs in the body of chunk n of the note whose
 # file id is fid, and 'fid.first-last' (then ':k' if the heading has the term k > 1
@@ -1594,7 +1613,7 @@ def chunk_lengths(search_index, fid):
 
 
 def chunk_intros(search_index, fid):
-    """The chunks of one note that introduce the next (see introductions)."""
+    """The chunks of one note joined with the next (see introductions)."""
     intros = search_index.intros.get(fid)
     if intros is None:
         record = search_index.index['files'][search_index.fid_path[fid]]
@@ -1755,10 +1774,12 @@ def rank(search_index, question, tags=(), paths=(), limit=DEFAULT_TOP_K, explain
             candidates.append((-score, relative, local))
     def introduced(candidate):       # a block is shown, and found, with its introduction
         negative_score, relative, local = candidate
-        if JOIN_INTRODUCTIONS and local and local - 1 in chunk_intros(
-                search_index, index['files'][relative]['fid']):
-            return negative_score, relative, local - 1, local
-        return negative_score, relative, local, local
+        first = local
+        if JOIN_INTRODUCTIONS:
+            intros = chunk_intros(search_index, index['files'][relative]['fid'])
+            while first - 1 in intros:
+                first -= 1
+        return negative_score, relative, first, local
 
     best = least_crowded(candidates, limit, introduced)
     texts = stored_texts(index, {candidate[1] for candidate in best})
@@ -1780,10 +1801,13 @@ def rank(search_index, question, tags=(), paths=(), limit=DEFAULT_TOP_K, explain
             found = {word['term'] for word in explained['words'] + explained['note_words']}
             hit['explain'] = dict(explained, missing=[term for term in terms
                                                       if term not in found], dropped=dropped)
-        if JOIN_INTRODUCTIONS and local in chunk_intros(search_index, fid):
-            block = chunks[relative][local + 1]
+        last = local
+        while JOIN_INTRODUCTIONS and last in chunk_intros(search_index, fid):
+            last += 1
+        if last > local:
+            end = chunks[relative][last]['end']
             lines = texts[relative].split('\n')
-            hit.update(end=block['end'], text='\n'.join(lines[hit['start'] - 1:block['end']]))
+            hit.update(end=end, text='\n'.join(lines[hit['start'] - 1:end]))
         hits.append(hit)
     return hits
 

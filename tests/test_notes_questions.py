@@ -113,6 +113,22 @@ class IntroductionTests(TempDirCase):
         self.assertEqual(self.search('widget')[0][:2], (19, 23))   # the last link of a chain
         self.assertEqual(self.search('install steps')[0][:2], (17, 17))
 
+    def test_a_loose_list_is_joined_whole_up_to_an_item_that_introduces_code(self):
+        write(self.tmp / 'notes' / 'deploy.md', (
+            '# Deploy\n\nTo deploy the service, follow these steps:\n\n'
+            '- build the image\n\n- push it to the registry\n\n'
+            '1. restart the pods\n\n- then watch with:\n\n```\nkubectl get pods\n```\n\n'
+            '- a stray item\n'))
+        self.assertEqual(run_cli(NOTES_TOOL, 'index', 'notes', cwd=self.tmp).returncode, 0)
+        record = json.loads((self.tmp / 'index.json').read_text())['files']['deploy.md']
+        self.assertEqual(record['intros'], '0 1 2 4')
+        whole = (3, 9, 'To deploy the service, follow these steps:\n\n- build the image\n\n'
+                       '- push it to the registry\n\n1. restart the pods')
+        for question in ('deploy the service', 'registry', 'restart pods'):
+            self.assertEqual(self.search(question)[0], whole, question)
+        self.assertEqual(self.search('watch pods')[0][:2], (11, 15))
+        self.assertEqual(self.search('stray')[0][:2], (17, 17))
+
     def test_a_colon_before_prose_stays_alone(self):
         hits = self.search('prose')
         self.assertEqual(hits, [(16, 16, 'but is followed by prose, not a block.')])
