@@ -4552,8 +4552,10 @@ KOREAN_QUESTION_WORDS = frozenset(   # the same in Korean: whole words, particle
     '어떻게 어떡해 무엇 무엇인가요 무엇인지 뭐 뭐가 뭔가요 뭐야 왜 언제 어디 어디서 방법 '
     '하면 하려면 수 있나요 있을까요 되나요 하나요 할까요 싶어요 싶습니다 주세요 알려주세요'.split())
 WORD = re.compile(r'[A-Za-z0-9_]+|[가-힣]+')
-ADVERB_ENDINGS = (('ically', 'ic'), ('ily', 'y'), ('ly', ''))    # an adverb's adjective
-HYPHENATED = re.compile(r'(?<![\w-])[A-Za-z]+(?:-[A-Za-z]+)+(?![\w-])')   # a question's read-only
+ADVERB_ENDINGS = (('ically', ('ic', 'ical')), ('bly', ('ble',)), ('ily', ('y',)),
+                  ('ly', ('',)))        # an adverb's adjectives: atomically atomic atomical
+HYPHENATED = re.compile(r'(?<![\w-])(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+'
+                        r'(?![\w-])')  # a question's read-only, utf-8, x86-64
 IDENTIFIER_PART = re.compile(r'[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+')
 HANGUL = re.compile(r'[가-힣]+\Z')
 
@@ -4733,6 +4735,15 @@ def korean_meanings(word):
     return meanings
 
 
+def adjectives_of(adverb):
+    """The adjectives an adverb may come from (ADVERB_ENDINGS), as names hold them:
+    lazily lazy, atomically atomic atomical, reliably reliable."""
+    for ending, replacements in ADVERB_ENDINGS:
+        if adverb.endswith(ending):
+            return [adverb[:-len(ending)] + replacement for replacement in replacements]
+    return []
+
+
 def synonyms_of(word):
     """The other words of a one-term word's synonym groups (none for a compound name)."""
     terms = word_terms(word)
@@ -4775,10 +4786,6 @@ def query_terms(question):
     words = [word for word in words if word not in carried] or words
     for word in words:
         add(word, 1.0)
-        for ending, replacement in ADVERB_ENDINGS:     # exactly: exact, lazily: lazy
-            if len(word) >= 6 and word.lower().endswith(ending) and word.isalpha():
-                add(word[:-len(ending)] + replacement, 1.0, (word_terms(word) or (word,))[0])
-                break
     if not weights:             # words any question carries, and no other: the name asked
         weights.update((word.lower(), 1.0) for word in words)   # for ('which', 'Some')
         concepts.update((word.lower(), word.lower()) for word in words)
@@ -4787,9 +4794,13 @@ def query_terms(question):
         weights[dotted.lower()] = 1.0
         concepts.setdefault(dotted.lower(), dotted.lower())
     for hyphenated in HYPHENATED.findall(question):     # read-only: readonly, read_only
-        for joined in (hyphenated.replace('-', ''), hyphenated.replace('-', '_')):
-            weights[joined.lower()] = 1.0
-            concepts.setdefault(joined.lower(), hyphenated.lower())
+        for joined in word_terms(hyphenated.replace('-', ''))[:1] + \
+                (hyphenated.replace('-', '_').lower(),):
+            weights[joined] = 1.0
+            concepts.setdefault(joined, hyphenated.lower())
+    adjectives = [(adjective, word_terms(word)[0]) for word in words if len(word) >= 6
+                  and word.isascii() and word.isalpha() and word_terms(word)
+                  for adjective in adjectives_of(word.lower())]  # lazily: lazy
     expansions = []
     meanings_of = {word: korean_meanings(word) if HANGUL.match(word) else [] for word in words}
     for word in sorted(meanings_of, key=lambda word: len(meanings_of[word])):
@@ -4800,6 +4811,8 @@ def query_terms(question):
         expansions.extend((synonym, concept) for english in [word] + meanings
                           for synonym in synonyms_of(english))
     anchors = set(weights)
+    for adjective, concept in adjectives:      # not anchors: 'comply' is no adverb
+        add(adjective, 1.0, concept)
     for synonym, concept in expansions:
         add(synonym, SYNONYM_WEIGHT, concept)
     return Terms(weights, anchors, concepts, {})
@@ -7273,7 +7286,17 @@ def explain_traceback(repos, text):
 
 def explain_frame(repos, frame, by_name):
     """A frame with its repo, indexed file ('path', 'inside_root') and definition
-    ('chunk')."""
+    ('chunk'), and 'gone' when that file was deleted since it was indexed."""
+    frame = locate_frame(repos, frame, by_name)
+    root = next((repo.index['root'] for repo in repos if repo.label == frame['repo']), None)
+    if root and frame['path'] and not os.path.lexists(
+            os.path.join(root, *frame['path'].split('/'))):
+        frame['gone'] = True
+    return frame
+
+
+def locate_frame(repos, frame, by_name):
+    """explain_frame's work: the frame's file among the indexes, and its definition."""
     found = [(frame_candidates(repo.index, frame['file'], names), repo)
              for repo, names in zip(repos, by_name)]
     best = max((size for (size, _), _ in found), default=0)
@@ -7307,7 +7330,6 @@ def explain_frame(repos, frame, by_name):
     frame.update(repo=repo.label, path=relative)
     if chunk is not None:
         frame['chunk'] = dict(with_text(repo.index, [chunk])[0], repo=repo.label)
-        lines = frame['chunk']['text']
     else:
         record = repo.index['files'][relative]
         lines, frame['stale'] = read_current_file(repo.index['root'], relative,
@@ -7317,9 +7339,6 @@ def explain_frame(repos, frame, by_name):
             frame['source_line'] = lines[frame['line'] - 1]
         elif lines or not frame['stale']:
             frame['lines_now'] = len(lines)         # the file is shorter than the trace says
-    if not lines and not os.path.lexists(os.path.join(repo.index['root'],
-                                                      *relative.split('/'))):
-        frame['gone'] = True                        # deleted since it was indexed
     return frame
 
 

@@ -731,9 +731,12 @@ class CompoundTests(TempDirCase):
             f'def read_{what}(path):\n    """Read the {what} of a file."""\n\n\n'
             for what in ('link', 'lines', 'bytes', 'text', 'header', 'size', 'owner')) + (
             'def set_readonly(path, flag):\n    """Change the permissions of a path."""\n\n\n'
+            'def set_nonblocking(path):\n    """Change how a socket waits."""\n\n\n'
             'def is_time_out(value):\n    """Whether the wait ran past its limit."""\n'))
         self.assertEqual(search_tree(root, 'make a file read-only', 1)[0]['symbol'],
                          'set_readonly')
+        self.assertEqual(search_tree(root, 'make a file non-blocking', 1)[0]['symbol'],
+                         'set_nonblocking')         # nonblocking is indexed stemmed
         self.assertEqual(search_tree(root, 'has the wait timed out past the time-out', 1)[0]
                          ['symbol'], 'is_time_out')
         self.assertNotEqual(search_tree(root, 'make a file read only', 1)[0]['symbol'],
@@ -745,12 +748,17 @@ class CompoundTests(TempDirCase):
             f'def open_{what}_file(path):\n    """Open the {what} file at path."""\n\n\n'
             for what in ('log', 'data', 'config', 'temp', 'cache')) + (
             'def lazy_file(path):\n    """A handle that opens path on first use."""\n\n\n'
+            'def comp(a, b):\n    """Order two values."""\n\n\n'
+            'def real_path(path):\n    """The path without links."""\n\n\n'
             'def atomic_rename(source, target):\n    """Rename source over target."""\n'))
         for question, symbol in (('open a file lazily', 'lazy_file'),
                                  ('atomically rename a file', 'atomic_rename')):
             self.assertEqual(search_tree(root, question, 1)[0]['symbol'], symbol, question)
         words = search_tree(root, 'open a file lazily', 1)[0]['explain']['words']
         self.assertIn(('lazy', 'lazily'), {(word['term'], word['concept']) for word in words})
+        self.assertEqual(search_tree(root, 'does it comply', 3), [])   # no adverb: no anchor
+        self.assertNotIn('real_path', [hit['symbol'] for hit in  # 'really' is a stop word
+                                       search_tree(root, 'really open the log file', 3)])
 
     def test_a_changed_limit_mines_the_table_again_without_a_changed_file(self):
         root = self.make_tree()

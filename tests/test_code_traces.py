@@ -440,6 +440,23 @@ class FrameMatchingTests(TempDirCase):
                   for b in traced['exceptions'] for f in b['frames'] if f['inside_root']]
         self.assertEqual(frames, [('src/mypkg/core.py', 'run'), ('src/mypkg/core.py', 'helper')])
 
+    def test_a_frame_without_a_line_in_a_deleted_file_says_it_is_gone(self):
+        write(self.tmp / 'shop' / 'com' / 'acme' / 'Shop.java',
+              'package com.acme;\n\npublic class Shop {\n    int total() {\n        return 1;\n'
+              '    }\n}\n')
+        out = self.tmp / 'i.json'
+        cli('index', self.tmp / 'shop', '--out', out)
+        (self.tmp / 'shop' / 'com' / 'acme' / 'Shop.java').unlink()
+        trace = ('Exception in thread "main" java.lang.RuntimeException: x\n'
+                 '\tat com.acme.Shop.total(Shop.java)\n\tat com.acme.Shop.total(Unknown Source)\n')
+        frames = json.loads(cli('trace', '-', '--index', out, '--json', input=trace).stdout)[
+            'exceptions'][0]['frames']
+        self.assertEqual([(f['chunk']['symbol'], f['gone']) for f in frames],
+                         [('Shop.total', True)] * 2)
+        text = cli('trace', '-', '--index', out, input=trace).stdout
+        self.assertEqual(text.count('com/acme/Shop.java: the file is gone since it was indexed'),
+                         2, text)
+
     def test_another_file_on_this_machine_is_not_the_roots(self):
         # Go's /usr/lib/go/src/net/http/server.go, a path dependency's src/error.rs: a
         # frame's file that exists here outside the root is that file, unless a copy.

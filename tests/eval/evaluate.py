@@ -631,9 +631,12 @@ def saved_run(results, identity):
 
 
 def write_saved(path, document):
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(document, f, ensure_ascii=False, indent=1)
-        f.write("\n")
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(document, f, ensure_ascii=False, indent=1)
+            f.write("\n")
+    except OSError as exc:
+        raise EvalError(f"cannot save the run to {path}: {exc.strerror}") from exc
 
 
 def read_saved(path):
@@ -762,18 +765,19 @@ def compare_runs(old_doc, new_doc, metric="mrr", permutations=PERMUTATIONS,
     return out
 
 
-def save_and_compare(results, tool, save=None, compare=None, per_query=False):
+def save_and_compare(results, tool, save=None, old=None, per_query=False, out=sys.stdout):
     """--save and --compare of evaluate_polyglot.py and evaluate_projects.py: their
     runs {set name: {"root", "n_queries", "n_evaluated", "per_query"}} saved in this
-    script's format and tested against a saved run as this script does."""
-    if not (save or compare):
+    script's format and tested against old, a saved run (read_saved, before the run, so
+    that a bad path is said at once); the report goes to out."""
+    if not (save or old):
         return
     document = saved_run(results, tool_identity(tool))
     if save:
         write_saved(save, document)
-        print(f"\nsaved per-query metrics to {save}")
-    if compare:
-        print_comparison(compare_runs(read_saved(compare), document), per_query)
+        out.write(f"\nsaved per-query metrics to {save}\n")
+    if old:
+        print_comparison(compare_runs(old, document), per_query, out)
 
 
 # --------------------------------------------------------------------------

@@ -710,6 +710,7 @@ def main(argv=None):
     tmp = None
     try:
         sources = parse_sources(args.source)
+        old = shared.read_saved(args.compare) if args.compare else None
         tool = load_tool()
         queries = load_set(args.gold)
         names = [name for name in LANGUAGES if args.language in (name, "all")
@@ -743,7 +744,7 @@ def main(argv=None):
                                      description=description)
         if args.check_gold:
             return 1 if bad else 0
-    except EvalError as exc:
+    except (EvalError, shared.EvalError) as exc:
         note(str(exc))
         return 2
     finally:
@@ -769,20 +770,21 @@ def main(argv=None):
             print_report(res, per_query=args.per_query)
         print_summary(total)
     try:
-        saved_and_compared(results, tool, args.save, args.compare, args.per_query)
+        saved_and_compared(results, tool, args.save, old, args.per_query,
+                           sys.stderr if args.json else sys.stdout)
     except shared.EvalError as exc:
         note(str(exc))
         return 2
     return 0
 
 
-def saved_and_compared(results, tool, save, compare, per_query):
+def saved_and_compared(results, tool, save, old, per_query, out):
     """--save and --compare: the runs of each language and of all of them pooled."""
     pooled = [r for res in results.values() for r in res["per_query"]]
     shared.save_and_compare(
         dict(results, all={"root": "", "n_queries": len(pooled),
                            "n_evaluated": len(pooled), "per_query": pooled}),
-        tool, save, compare, per_query)
+        tool, save, old, per_query, out)
 
 
 if __name__ == "__main__":

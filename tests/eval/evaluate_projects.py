@@ -687,6 +687,7 @@ def main(argv=None):
                              "per set (tuning, holdout) and over all")
     args = parser.parse_args(argv)
     try:
+        old = shared.read_saved(args.compare) if args.compare else None
         tool = load_tool()
         if args.check_gold:
             errors = check_gold(tool, args.cache)
@@ -696,7 +697,7 @@ def main(argv=None):
                 print("  ERROR", line)
             return 1 if errors else 0
         res = evaluate(args.set, args.project, args.cache, tool=tool)
-    except EvalError as exc:
+    except (EvalError, shared.EvalError) as exc:
         print(f"evaluate_projects.py: {exc}", file=sys.stderr)
         return 2
     if args.json:
@@ -711,21 +712,22 @@ def main(argv=None):
         print("evaluate_projects.py: no package could be evaluated", file=sys.stderr)
         return 2
     try:
-        saved_and_compared(res["per_query"], tool, args.save, args.compare, args.per_query)
+        saved_and_compared(res["per_query"], tool, args.save, old, args.per_query,
+                           sys.stderr if args.json else sys.stdout)
     except shared.EvalError as exc:
         print(f"evaluate_projects.py: {exc}", file=sys.stderr)
         return 2
     return 0
 
 
-def saved_and_compared(rows, tool, save, compare, per_query):
+def saved_and_compared(rows, tool, save, old, per_query, out):
     """--save and --compare: the runs of each set (tuning, holdout) and of all."""
     sets = {name: [r for r in rows if name == "all" or r["set"] == name]
             for name in SETS + ("all",)}
     shared.save_and_compare(
         {name: {"root": "", "n_queries": len(chosen), "n_evaluated": len(chosen),
                 "per_query": chosen} for name, chosen in sets.items() if chosen},
-        tool, save, compare, per_query)
+        tool, save, old, per_query, out)
 
 
 if __name__ == "__main__":
