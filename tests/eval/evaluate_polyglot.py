@@ -98,7 +98,6 @@ import argparse
 import glob
 import hashlib
 import json
-import math
 import os
 import re
 import shutil
@@ -110,6 +109,7 @@ import time
 import zipfile
 
 import evaluate as shared   # evaluate.py next to this file: saved runs, the paired test
+from evaluate import chunk_key, fmt_ratio, mean, norm_path, score_ranking   # the same metrics
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROJECT_ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -183,13 +183,6 @@ def load_set(path=GOLD_FILE):
             raise EvalError(f"{os.path.basename(path)}: {q['id']}: empty gold list")
         seen.add(q["id"])
     return queries
-
-
-def norm_path(path):
-    path = str(path).replace("\\", "/")
-    while path.startswith("./"):
-        path = path[2:]
-    return path
 
 
 # --------------------------------------------------------------------------
@@ -419,37 +412,8 @@ class TutorialRanker:
         return ranked[:top_k]
 
 
-def chunk_key(chunk):
-    return (norm_path(chunk.get("path", "")), chunk.get("symbol"))
-
-
 # --------------------------------------------------------------------------
 # metrics
-
-def score_ranking(keys, gold):
-    """keys: ranked (path, symbol) list; gold: set of (path, symbol)."""
-    rels, seen = [], set()
-    for key in keys[:TOP_K]:
-        rel = key in gold and key not in seen
-        if rel:
-            seen.add(key)
-        rels.append(1 if rel else 0)
-    first = next((i + 1 for i, r in enumerate(rels) if r), None)
-    dcg = sum(r / math.log2(i + 2) for i, r in enumerate(rels))
-    ideal = sum(1 / math.log2(i + 2) for i in range(min(len(gold), TOP_K)))
-    return {
-        "rank": first,
-        "mrr": 1.0 / first if first else 0.0,
-        "r1": sum(rels[:1]) / min(len(gold), 1),
-        "r10": sum(rels[:TOP_K]) / min(len(gold), TOP_K),
-        "ndcg": dcg / ideal if ideal else 0.0,
-    }
-
-
-def mean(values):
-    values = list(values)
-    return sum(values) / len(values) if values else 0.0
-
 
 def aggregate(rows, rankers):
     out = {"n": len(rows)}
@@ -595,12 +559,6 @@ def combine(results):
 
 # --------------------------------------------------------------------------
 # reporting
-
-def fmt_ratio(a, b):
-    if b == 0:
-        return "  inf" if a > 0 else "    -"
-    return f"{a / b:5.2f}"
-
 
 def write_table(w, groups, rankers):
     tut = "tutorial" in rankers

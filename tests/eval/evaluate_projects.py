@@ -92,7 +92,6 @@ what cannot be downloaded; its "projects" lists what was evaluated).
 import argparse
 import hashlib
 import json
-import math
 import os
 import re
 import shutil
@@ -103,6 +102,7 @@ import time
 import urllib.request
 
 import evaluate as shared   # evaluate.py next to this file: saved runs, the paired test
+from evaluate import chunk_key, mean, norm_path, score_ranking   # the same metrics
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROJECT_ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -150,13 +150,6 @@ def load_tool():
 
 # --------------------------------------------------------------------------
 # questions and sources
-
-def norm_path(path):
-    path = str(path).replace("\\", "/")
-    while path.startswith("./"):
-        path = path[2:]
-    return path
-
 
 def load_questions(path=QUESTIONS_FILE):
     with open(path, encoding="utf-8") as f:
@@ -266,10 +259,6 @@ def extract_sdist(archive_path, parent):
 # --------------------------------------------------------------------------
 # rankers
 
-def chunk_key(chunk):
-    return (norm_path(chunk.get("path", "")), chunk.get("symbol"))
-
-
 def grep_words(text):
     """Distinct lowercase words of a text, split on non-alphanumerics."""
     return set(WORD.findall(text.lower()))
@@ -315,31 +304,6 @@ class TutorialRanker:
 
 # --------------------------------------------------------------------------
 # metrics (as evaluate.py)
-
-def score_ranking(keys, gold):
-    """keys: ranked (path, symbol) list; gold: set of (path, symbol)."""
-    rels, seen = [], set()
-    for key in keys[:TOP_K]:
-        rel = key in gold and key not in seen
-        if rel:
-            seen.add(key)
-        rels.append(1 if rel else 0)
-    first = next((i + 1 for i, r in enumerate(rels) if r), None)
-    dcg = sum(r / math.log2(i + 2) for i, r in enumerate(rels))
-    ideal = sum(1 / math.log2(i + 2) for i in range(min(len(gold), TOP_K)))
-    return {
-        "rank": first,
-        "mrr": 1.0 / first if first else 0.0,
-        "r1": sum(rels[:1]) / min(len(gold), 1),
-        "r10": sum(rels[:TOP_K]) / min(len(gold), TOP_K),
-        "ndcg": dcg / ideal if ideal else 0.0,
-    }
-
-
-def mean(values):
-    values = list(values)
-    return sum(values) / len(values) if values else 0.0
-
 
 def aggregate(rows):
     out = {"n": len(rows)}
