@@ -6728,6 +6728,7 @@ def resolve_indexed_path(index, path):
 # and backtraces, and .NET.  A frame is the file, line and function as printed.
 
 PYTHON_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<name>.+))?$')
+PYTHON_REPEATED = re.compile(r'^\s*\[Previous line repeated (\d+) more times?\]$')
 PYTHON_CHAIN = ('During handling of the above exception, another exception occurred:',
                 'The above exception was the direct cause of the following exception:')
 PYTHON_GROUP_MARGIN = re.compile(r'^\s*[|+](?:[-+]+.*)?\s?')
@@ -6876,6 +6877,10 @@ class TraceReader:
             return True
         if not self.in_block('python') or not self.current['frames']:
             return False
+        repeated = PYTHON_REPEATED.match(line)      # a recursion's frames, counted
+        if repeated and not self.current['message']:
+            self.current['frames'][-1]['repeated'] = int(repeated[1])
+            return True
         if not stripped or OTHER_TRACE_START.match(line):     # the message has ended
             self.current['message_open'] = not self.current['message']
             return False
@@ -7819,7 +7824,8 @@ def trace_frame_json(frame):
             'language': frame['language'], 'block': frame['block'],
             'inside_root': frame['inside_root'], 'repo': frame['repo'], 'path': frame['path'],
             'stale': bool(chunk and chunk.get('stale')) or bool(frame.get('stale')),
-            'gone': bool(frame.get('gone')), 'chunk': hit_json(chunk) if chunk else None}
+            'gone': bool(frame.get('gone')), 'repeated': frame.get('repeated', 0),
+            'chunk': hit_json(chunk) if chunk else None}
 
 
 def traceback_json(explained):
@@ -7843,6 +7849,8 @@ def format_traceback(explained, full=False, with_repo=False):
             out.append(f"{block['language']} {block['block']}:")
         for frame in block['frames']:
             out.extend(format_frame(frame, full, with_repo))
+            if frame.get('repeated'):
+                out.append(f"  [Previous line repeated {frame['repeated']} more times]")
         if block['message']:
             out.append(block['message'])
         if block['then']:

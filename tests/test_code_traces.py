@@ -7,6 +7,7 @@ definition that holds the line (*.expected.json; see the README there).  Standar
 library only."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -439,6 +440,23 @@ class FrameMatchingTests(TempDirCase):
         frames = [(f['path'], f['chunk']['symbol'] if f['chunk'] else None)
                   for b in traced['exceptions'] for f in b['frames'] if f['inside_root']]
         self.assertEqual(frames, [('src/mypkg/core.py', 'run'), ('src/mypkg/core.py', 'helper')])
+
+    def test_a_recursion_keeps_the_count_of_its_repeated_frames(self):
+        write(self.tmp / 'rec' / 'deep.py', 'def down(n):\n    return down(n + 1)\n\n\ndown(0)\n')
+        out = self.tmp / 'i.json'
+        cli('index', self.tmp / 'rec', '--out', out)
+        run = subprocess.run([sys.executable, str(self.tmp / 'rec' / 'deep.py')],
+                             capture_output=True, text=True, timeout=60, env=ENV)
+        repeated = re.search(r'\[Previous line repeated (\d+) more times\]', run.stderr)
+        self.assertTrue(repeated, run.stderr[-500:])
+        frames = json.loads(cli('trace', '-', '--index', out, '--json', input=run.stderr)
+                            .stdout)['exceptions'][0]['frames']
+        self.assertEqual([f['repeated'] for f in frames if f['repeated']],
+                         [int(repeated[1])])
+        self.assertEqual(frames[-1]['chunk']['symbol'], 'down')
+        text = cli('trace', '-', '--index', out, input=run.stderr).stdout
+        self.assertIn(f'    > 2 |     return down(n + 1)\n  {repeated[0]}\nRecursionError: ',
+                      text)
 
     def test_a_frame_without_a_line_in_a_deleted_file_says_it_is_gone(self):
         write(self.tmp / 'shop' / 'com' / 'acme' / 'Shop.java',
