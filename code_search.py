@@ -6008,8 +6008,9 @@ def score_matches(index, question, terms, matches, statistics, top_k, explain=Fa
     if explain:
         dropped = dropped_words(question, terms)
         for n, hit, factors in ranked:
-            hit['explain'] = dict(explain_chunk(index, terms, statistics, n, factors),
-                                  dropped=dropped)
+            explained = explain_chunk(index, terms, statistics, n, factors)
+            hit['explain'] = dict(explained, dropped=dropped,
+                                  missing=missing_words(question, terms, explained['words']))
     return [hit for _, hit, _ in ranked]
 
 
@@ -6143,10 +6144,19 @@ def explain_chunk(index, terms, statistics, n, factors):
     score = total
     for weight in factors.values():
         score *= weight
-    found = {word['concept'] for word in words}
-    missing = sorted({concepts[term] for term in anchors} - found)
     return {'score': round(score, 4), 'words_score': round(total, 4),
-            'factors': dict(factors), 'words': words, 'missing': missing}
+            'factors': dict(factors), 'words': words}
+
+
+def missing_words(question, terms, words):
+    """The question's words, as typed, that none of a hit's explained words stands for
+    (their concept has no term in it), for --explain."""
+    lacking = {terms.concepts[term] for term in terms.anchors} - \
+        {word['concept'] for word in words}
+    typed = {(word_terms(word) or (word.lower(),))[0]: word
+             for word in WORD.findall(composed(question))}
+    return [word for concept, word in typed.items() if concept in lacking] + \
+        sorted(lacking - set(typed))          # a hyphenated word or a dotted name
 
 
 def dropped_words(question, terms):

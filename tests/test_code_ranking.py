@@ -849,6 +849,8 @@ class ExplainTests(RankingCase):
         explained = self.search(question, '--explain')[0]['explain']
         self.assertEqual((explained['missing'], explained['dropped']),
                          (['parquet'], ['how', 'do', 'I', 'the', 'of', 'a']))
+        lacking = self.search('follow redirects of Files in read-only mode', '--explain')[0]
+        self.assertEqual(lacking['explain']['missing'], ['Files', 'read', 'mode', 'read-only'])
         self.assertIn('redirect', {word['concept'] for word in explained['words']})
         lines = cli('search', question, '--index', self.index, '--explain').stdout.splitlines()
         self.assertIn('    not in this hit: parquet', lines)
