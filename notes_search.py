@@ -768,6 +768,15 @@ def query_terms(question):
     return [term for term in terms if term not in carried] or terms
 
 
+def missing_words(question, terms, words):
+    """The question's words, as typed, none of whose terms a hit's explained words (of
+    its paragraph or its note) has, for --explain."""
+    found = {word['term'] for word in words}
+    return [word for word in WORD.findall(composed(question))
+            if any(term in terms for term in analyze(word))
+            and not any(term in found for term in analyze(word))]
+
+
 def dropped_words(question, terms):
     """The question's words that gave it no term: English words every question carries
     (STOP_WORDS) and Korean ones (KOREAN_QUESTION_WORDS), for --explain."""
@@ -1798,9 +1807,8 @@ def rank(search_index, question, tags=(), paths=(), limit=DEFAULT_TOP_K, explain
         hit = dict(chunks[relative][local], score=round(-negative_score, 4))
         if explain:
             explained = explain_chunk(search_index, postings, fid, scored)
-            found = {word['term'] for word in explained['words'] + explained['note_words']}
-            hit['explain'] = dict(explained, missing=[term for term in terms
-                                                      if term not in found], dropped=dropped)
+            hit['explain'] = dict(explained, dropped=dropped, missing=missing_words(
+                question, terms, explained['words'] + explained['note_words']))
         last = local
         while JOIN_INTRODUCTIONS and last in chunk_intros(search_index, fid):
             last += 1
