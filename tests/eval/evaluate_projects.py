@@ -15,6 +15,8 @@ before any ranker was run on these packages, and then frozen.  ``set`` is
 "tuning" (about 60%) or "holdout" (about 40%, not to be used for tuning).
 The 72 questions over rich and django (ri-*, dj-*) came later, written the same
 way by two helpers who read only the sources (rich's sdist holds no tests).
+The 45 questions over jinja2 (jj-*) came later, all held out, written the
+same way by a helper who read only the sources.
 ``category`` is one of:
 
   english     a plain-word question about the library's internals
