@@ -4553,7 +4553,8 @@ KOREAN_QUESTION_WORDS = frozenset(   # the same in Korean: whole words, particle
     '하면 하려면 수 있나요 있을까요 되나요 하나요 할까요 싶어요 싶습니다 주세요 알려주세요'.split())
 WORD = re.compile(r'[A-Za-z0-9_]+|[가-힣]+')
 ADVERB_ENDINGS = (('ically', ('ic', 'ical')), ('bly', ('ble',)), ('ily', ('y',)),
-                  ('ly', ('',)))        # an adverb's adjectives: atomically atomic atomical
+                  ('ly', ('', 'le')))   # an adverb's adjectives: atomically atomic atomical,
+                                        # exactly exact, simply simple
 HYPHENATED = re.compile(r'(?<![\w-])(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+'
                         r'(?![\w-])')  # a question's read-only, utf-8, x86-64
 IDENTIFIER_PART = re.compile(r'[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+')
@@ -4735,6 +4736,13 @@ def korean_meanings(word):
     return meanings
 
 
+def hyphen_joined(hyphenated):
+    """The terms a hyphenated word is also searched as, joined as names write it:
+    Non-Blocking nonblock (stemmed as the index stems nonblocking) and non_blocking."""
+    return word_terms(hyphenated.replace('-', '').lower())[:1] + \
+        (hyphenated.replace('-', '_').lower(),)
+
+
 def adjectives_of(adverb):
     """The adjectives an adverb may come from (ADVERB_ENDINGS), as names hold them:
     lazily lazy, atomically atomic atomical, reliably reliable."""
@@ -4794,8 +4802,7 @@ def query_terms(question):
         weights[dotted.lower()] = 1.0
         concepts.setdefault(dotted.lower(), dotted.lower())
     for hyphenated in HYPHENATED.findall(question):     # read-only: readonly, read_only
-        for joined in word_terms(hyphenated.replace('-', ''))[:1] + \
-                (hyphenated.replace('-', '_').lower(),):
+        for joined in hyphen_joined(hyphenated):
             weights[joined] = 1.0
             concepts.setdefault(joined, hyphenated.lower())
     adjectives = [(adjective, word_terms(word)[0]) for word in words if len(word) >= 6

@@ -735,8 +735,9 @@ class CompoundTests(TempDirCase):
             'def is_time_out(value):\n    """Whether the wait ran past its limit."""\n'))
         self.assertEqual(search_tree(root, 'make a file read-only', 1)[0]['symbol'],
                          'set_readonly')
-        self.assertEqual(search_tree(root, 'make a file non-blocking', 1)[0]['symbol'],
-                         'set_nonblocking')         # nonblocking is indexed stemmed
+        for question in ('make a file non-blocking', 'make a file Non-Blocking'):
+            self.assertEqual(search_tree(root, question, 1)[0]['symbol'],
+                             'set_nonblocking', question)   # nonblocking is indexed stemmed
         self.assertEqual(search_tree(root, 'has the wait timed out past the time-out', 1)[0]
                          ['symbol'], 'is_time_out')
         self.assertNotEqual(search_tree(root, 'make a file read only', 1)[0]['symbol'],
@@ -757,6 +758,8 @@ class CompoundTests(TempDirCase):
         words = search_tree(root, 'open a file lazily', 1)[0]['explain']['words']
         self.assertIn(('lazy', 'lazily'), {(word['term'], word['concept']) for word in words})
         self.assertEqual(search_tree(root, 'does it comply', 3), [])   # no adverb: no anchor
+        self.assertIn(code_search.word_terms('simple')[0],     # simply: simple, not only simp
+                      code_search.query_terms('copy simply').weights)
         self.assertNotIn('real_path', [hit['symbol'] for hit in  # 'really' is a stop word
                                        search_tree(root, 'really open the log file', 3)])
 
