@@ -6156,22 +6156,31 @@ def explain_chunk(index, terms, statistics, n, factors):
 
 
 def missing_words(question, terms, words):
-    """The question's words, as typed, that none of a hit's explained words stands for
-    (their concept has no term in it), for --explain."""
+    """The question's words, as typed and each once, that a hit lacks: a concept of the
+    word (its own, or a camelCase part's) has no term among the hit's explained words.
+    Then the hyphenated words and dotted names it lacks, for --explain."""
     lacking = {terms.concepts[term] for term in terms.anchors} - \
         {word['concept'] for word in words}
-    typed = {(word_terms(word) or (word.lower(),))[0]: word
-             for word in WORD.findall(composed(question))}
-    return [word for concept, word in typed.items() if concept in lacking] + \
-        sorted(lacking - set(typed))          # a hyphenated word or a dotted name
+    missing, typed = {}, set()
+    for word in WORD.findall(composed(question)):
+        concepts = word_terms(word) or (word.lower(),)
+        typed.update(concepts)
+        if any(concept in lacking for concept in concepts):
+            missing.setdefault(word.lower(), word)
+    return list(missing.values()) + sorted(lacking - typed)
 
 
 def dropped_words(question, terms):
     """The question's words that gave it no term: English words every question carries
-    (STOP_WORDS) and Korean ones (KOREAN_QUESTION_WORDS), for --explain."""
+    (STOP_WORDS) and Korean ones (KOREAN_QUESTION_WORDS), less the parts of a hyphenated
+    word searched joined (how-to: howto), for --explain."""
+    joined = {part.lower() for hyphenated in HYPHENATED.findall(question)
+              if any(term in terms.weights for term in hyphen_joined(hyphenated))
+              for part in hyphenated.split('-')}
     return [word for word in WORD.findall(composed(question))
-            if word.lower() not in terms.weights
+            if word.lower() not in terms.weights and word.lower() not in joined
             and not any(term in terms.weights for term in word_terms(word))]
+
 
 
 MESSAGE_TYPE = re.compile(r'\s*([A-Za-z_][\w.]*)\s*:\s')

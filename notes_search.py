@@ -769,12 +769,15 @@ def query_terms(question):
 
 
 def missing_words(question, terms, words):
-    """The question's words, as typed, none of whose terms a hit's explained words (of
-    its paragraph or its note) has, for --explain."""
+    """The question's words, as typed and each once, none of whose terms a hit's
+    explained words (of its paragraph or its note) has, for --explain."""
     found = {word['term'] for word in words}
-    return [word for word in WORD.findall(composed(question))
-            if any(term in terms for term in analyze(word))
-            and not any(term in found for term in analyze(word))]
+    missing = {}
+    for word in WORD.findall(composed(question)):
+        if any(term in terms for term in analyze(word)) \
+                and not any(term in found for term in analyze(word)):
+            missing.setdefault(word.lower(), word)
+    return list(missing.values())
 
 
 def dropped_words(question, terms):

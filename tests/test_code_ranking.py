@@ -854,6 +854,10 @@ class ExplainTests(RankingCase):
                          (['parquet'], ['how', 'do', 'I', 'the', 'of', 'a']))
         lacking = self.search('follow redirects of Files in read-only mode', '--explain')[0]
         self.assertEqual(lacking['explain']['missing'], ['Files', 'read', 'mode', 'read-only'])
+        joined = self.search('how-to follow redirects of jsonParquet parquet Parquet',
+                             '--explain')[0]['explain']
+        self.assertEqual((joined['missing'], joined['dropped']),  # howto was searched, and
+                         (['jsonParquet', 'parquet', 'how-to'], ['of']))  # each word once
         self.assertIn('redirect', {word['concept'] for word in explained['words']})
         lines = cli('search', question, '--index', self.index, '--explain').stdout.splitlines()
         self.assertIn('    not in this hit: parquet', lines)

@@ -94,7 +94,7 @@ class NotesApiTests(unittest.TestCase):
                                   + re.escape(str(notes_search.NOTE_WEIGHT)) +
                                   r' x [0-9.]+ \(note\)$')
         self.assertRegex(text[2], r'^    cache +[0-9.]+  idf ')
-        asked = json.loads(cli('search', 'how do I compare the sha-256 of a parquet',
+        asked = json.loads(cli('search', 'how do I compare the sha-256 of a parquet Parquet',
                                '--explain', '--json', '--top-k', '1',
                                '--index', self.tmp / 'notes.json').stdout)['results'][0]
         self.assertEqual((asked['explain']['missing'], asked['explain']['dropped']),
