@@ -7317,12 +7317,17 @@ def explain_traceback(repos, text):
 
 def explain_frame(repos, frame, by_name):
     """A frame with its repo, indexed file ('path', 'inside_root') and definition
-    ('chunk'), and 'gone' when that file was deleted since it was indexed."""
+    ('chunk'), and 'gone' when that file is no longer a regular file: deleted since it
+    was indexed, or replaced by a link (never followed) or a folder."""
     frame = locate_frame(repos, frame, by_name)
     root = next((repo.index['root'] for repo in repos if repo.label == frame['repo']), None)
-    if root and frame['path'] and not os.path.lexists(
-            os.path.join(root, *frame['path'].split('/'))):
-        frame['gone'] = True
+    if root and frame['path']:
+        try:
+            mode = os.lstat(os.path.join(root, *frame['path'].split('/'))).st_mode
+        except OSError:
+            mode = 0
+        if not stat.S_ISREG(mode):
+            frame['gone'] = True
     return frame
 
 
@@ -7876,7 +7881,8 @@ def format_traceback(explained, full=False, with_repo=False):
         for frame in block['frames']:
             out.extend(format_frame(frame, full, with_repo))
             if frame.get('repeated'):
-                out.append(f"  [Previous line repeated {frame['repeated']} more times]")
+                count = frame['repeated']
+                out.append(f"  [Previous line repeated {count} more time{'s' * (count != 1)}]")
         if block['message']:
             out.append(block['message'])
         if block['then']:

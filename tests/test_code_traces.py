@@ -475,6 +475,23 @@ class FrameMatchingTests(TempDirCase):
         self.assertEqual(text.count('com/acme/Shop.java: the file is gone since it was indexed'),
                          2, text)
 
+    def test_a_file_replaced_by_a_link_is_gone_and_one_repeat_is_one_time(self):
+        write(self.tmp / 'app' / 'real.py', 'def f():\n    g()\n\n\ndef g():\n    f()\n')
+        out = self.tmp / 'i.json'
+        cli('index', self.tmp / 'app', '--out', out)
+        (self.tmp / 'app' / 'real.py').unlink()
+        os.symlink(self.tmp / 'nowhere.py', self.tmp / 'app' / 'real.py')   # never followed
+        trace = ('Traceback (most recent call last):\n'
+                 f'  File "{self.tmp / "app" / "real.py"}", line 2, in f\n    g()\n'
+                 '  [Previous line repeated 1 more time]\nRecursionError: deep\n')
+        frames = json.loads(cli('trace', '-', '--index', out, '--json', input=trace).stdout)[
+            'exceptions'][0]['frames']
+        self.assertEqual([(f['path'], f.get('gone'), f['repeated']) for f in frames],
+                         [('real.py', True, 1)])
+        text = cli('trace', '-', '--index', out, input=trace).stdout
+        self.assertIn('real.py: the file is gone since it was indexed', text)
+        self.assertIn('\n  [Previous line repeated 1 more time]\nRecursionError: deep', text)
+
     def test_another_file_on_this_machine_is_not_the_roots(self):
         # Go's /usr/lib/go/src/net/http/server.go, a path dependency's src/error.rs: a
         # frame's file that exists here outside the root is that file, unless a copy.
