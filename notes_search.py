@@ -1635,6 +1635,16 @@ def chunk_intros(search_index, fid):
     return intros
 
 
+def run_starts(intros):
+    """{chunk: the first chunk of its run} for each chunk that an introduction leads to
+    (see introductions), found in one pass: a list of thousands of items joined to its
+    introduction is not walked back once per item."""
+    starts = {}
+    for intro in sorted(intros):
+        starts[intro + 1] = starts.get(intro, intro)
+    return starts
+
+
 def bm25(frequency, idf, length, average, b=BM25_B):
     """One term's BM25 weight in a text of length words (average: of all such texts);
     b: how much length counts (see NOTE_BM25_B)."""
@@ -1784,13 +1794,16 @@ def rank(search_index, question, tags=(), paths=(), limit=DEFAULT_TOP_K, explain
                 index['files'][relative]['tags'])) and (accept is None or accept(relative))
         if allowed[relative]:
             candidates.append((-score, relative, local))
+    firsts = {}
+
     def introduced(candidate):       # a block is shown, and found, with its introduction
         negative_score, relative, local = candidate
         first = local
         if JOIN_INTRODUCTIONS:
-            intros = chunk_intros(search_index, index['files'][relative]['fid'])
-            while first - 1 in intros:
-                first -= 1
+            fid = index['files'][relative]['fid']
+            if fid not in firsts:
+                firsts[fid] = run_starts(chunk_intros(search_index, fid))
+            first = firsts[fid].get(local, local)
         return negative_score, relative, first, local
 
     best = least_crowded(candidates, limit, introduced)

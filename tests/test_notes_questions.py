@@ -129,6 +129,15 @@ class IntroductionTests(TempDirCase):
         self.assertEqual(self.search('watch pods')[0][:2], (11, 15))
         self.assertEqual(self.search('stray')[0][:2], (17, 17))
 
+    def test_a_long_list_is_one_hit_and_its_runs_are_found_in_one_pass(self):
+        items = ''.join(f'- widget number {i}\n\n' for i in range(3000))
+        write(self.tmp / 'notes' / 'long.md', f'# Stock\n\nItems:\n\n{items}After.\n')
+        self.assertEqual(run_cli(NOTES_TOOL, 'index', 'notes', cwd=self.tmp).returncode, 0)
+        hits = self.search('widget')
+        self.assertEqual([hit[:2] for hit in hits], [(3, 6003)])
+        self.assertEqual(notes_search.run_starts({0, 1, 2, 5, 6, 9}),
+                         {1: 0, 2: 0, 3: 0, 6: 5, 7: 5, 10: 9})
+
     def test_a_colon_before_prose_stays_alone(self):
         hits = self.search('prose')
         self.assertEqual(hits, [(16, 16, 'but is followed by prose, not a block.')])
