@@ -2,7 +2,7 @@
 """Retrieval evaluation of notes_search.py on the tldr pages (standard library only).
 
 Usage:  python tests/eval/evaluate_notes.py [--tool PATH] [--set tuning|holdout|holdout2|all]
-                                            [--corpus DIR] [--per]
+                                            [--corpus DIR] [--per] [--save FILE] [--compare OLD]
 
 notes_tldr.json holds 234 questions in English and Korean over ../shared/data/tldr:
 
@@ -20,16 +20,24 @@ pages.ko/<gold>.md.  The tool (this project's notes_search.py unless --tool name
 another version) indexes the corpus into a temporary folder, then answers each
 question with search(..., limit=10).  Printed per set and language: MRR@10 (1 / rank
 of the first gold hit) and hit@1, hit@3, hit@10 (share of questions with a gold
-hit that high).  Not a unit test: the name does not start with test_.
+hit that high).  ``--save FILE`` keeps each question's rank in evaluate.py's format
+(per set and over all; category: the question's language), and ``--compare OLD`` runs
+evaluate.py's paired sign-flip test (with a bootstrap interval) of this run against a
+saved one, so that a change is kept only when it is more than noise.  Not a unit test:
+the name does not start with test_.
 """
 import argparse
+import hashlib
 import importlib.util
 import json
+import math
 import sys
 import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import evaluate as shared   # noqa: E402  evaluate.py next to this file: the paired test
 PROJECT = HERE.parent.parent
 DEFAULT_CORPUS = PROJECT.parent / 'shared' / 'data' / 'tldr'
 CUTOFFS = (1, 3, 10)
@@ -62,15 +70,35 @@ def summarize(ranks):
     return row
 
 
+def per_query_row(question, rank):
+    """A question's result in the shape evaluate.py saves and pairs (one relevant page)."""
+    text = json.dumps([question['query'], sorted(question['gold'])], ensure_ascii=False)
+    found = rank is not None
+    return {'id': question['id'], 'category': question['lang'], 'lang': question['lang'],
+            'query_sha': hashlib.sha256(text.encode('utf-8')).hexdigest()[:16],
+            'ours_top': [], 'ours': {'rank': rank, 'mrr': 1 / rank if found else 0.0,
+                                     'r1': float(rank == 1), 'r10': float(found),
+                                     'ndcg': 1 / math.log2(rank + 1) if found else 0.0}}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--tool', type=Path, default=PROJECT / 'notes_search.py')
     parser.add_argument('--set', choices=('tuning', 'holdout', 'holdout2', 'all'), default='all')
     parser.add_argument('--corpus', type=Path, default=DEFAULT_CORPUS)
     parser.add_argument('--per', action='store_true', help='print each question and its rank')
+    parser.add_argument('--save', metavar='FILE', help="save each question's rank "
+                                                       "(evaluate.py's format)")
+    parser.add_argument('--compare', metavar='OLD', help='paired sign-flip test of this run '
+                                                        'against a saved one')
     args = parser.parse_args(argv)
     if not args.corpus.is_dir():
         print(f'evaluate_notes: no corpus at {args.corpus}', file=sys.stderr)
+        return 2
+    try:
+        old = shared.read_saved(args.compare) if args.compare else None
+    except shared.EvalError as exc:
+        print(f'evaluate_notes: {exc}', file=sys.stderr)
         return 2
     questions = json.loads((HERE / 'notes_tldr.json').read_text(encoding='utf-8'))
     questions = [q for q in questions if args.set in ('all', q['set'])]
@@ -95,6 +123,16 @@ def main(argv=None):
                          if set_name in ('all', q['set']) and lang in ('all', q['lang'])])
         print(f'{set_name:<9}{lang:<6}{row["n"]:>4}{row["mrr"]:8.3f}'
               + ''.join(f'{row["hit@%d" % k]:8.3f}' for k in CUTOFFS))
+    rows = [per_query_row(q, ranks[q['id']]) for q in questions]
+    sets = {name: [row for row, q in zip(rows, questions) if name in ('all', q['set'])]
+            for name in sorted({q['set'] for q in questions}) + ['all']}
+    try:
+        shared.save_and_compare({name: {'root': str(args.corpus), 'n_queries': len(chosen),
+                                        'n_evaluated': len(chosen), 'per_query': chosen}
+                                 for name, chosen in sets.items()}, tool, args.save, old)
+    except shared.EvalError as exc:
+        print(f'evaluate_notes: {exc}', file=sys.stderr)
+        return 2
     return 0
 
 
