@@ -70,7 +70,8 @@ TOOL = 'notes_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 6          # layout of the index file (6: the checksum covers the root)
 PARSER_VERSION = 11         # how notes become chunks; the tutorial's parser was 1
-TOKENIZER_VERSION = 4       # how text becomes terms; a change re-parses every note
+TOKENIZER_VERSION = 5       # how text becomes terms; a change re-parses every note
+                            # (5: loanwords spelled one way, KOREAN_SPELLINGS)
 
 DEFAULT_INDEX = 'index.json'     # the tutorial's name; code_search's is code_index.json
 DEFAULT_TOP_K = 3
@@ -684,12 +685,21 @@ def strip_particle(word):
     return word
 
 
+def standard_spelling(word):
+    """A Hangul word with each loanword spelled one way (KOREAN_SPELLINGS: 디렉토리
+    디렉터리), so that a note and a question that spell it differently meet."""
+    for variant, standard in KOREAN_SPELLINGS:
+        if variant in word:
+            word = word.replace(variant, standard)
+    return word
+
+
 def hangul_terms(word):
-    """Syllable bigrams of a Hangul word less its trailing particle; a word of one or
-    two syllables is its only term."""
+    """Syllable bigrams of a Hangul word less its trailing particle, its loanwords
+    spelled one way; a word of one or two syllables is its only term."""
     if word in KOREAN_PARTICLES:
         return ()
-    word = strip_particle(word)
+    word = standard_spelling(strip_particle(word))
     if len(word) <= 2:
         return (word,)
     return tuple([word[start:start + 2] for start in range(len(word) - 1)])
@@ -2657,6 +2667,46 @@ def main(argv=None):
             with contextlib.suppress(OSError):
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
+
+
+# --- Data: Korean spellings of loanwords ---------------------------------------------
+# Each line: a spelling people write, then the one a note or question is searched as
+# (the standard one).  Add a line when notes spell a word two ways.
+
+KOREAN_SPELLINGS = tuple(tuple(line.split()) for line in '''
+디렉토리 디렉터리
+쉘 셸
+메세지 메시지
+어플리케이션 애플리케이션
+데이타 데이터
+콘테이너 컨테이너
+파라메터 파라미터
+팩키지 패키지
+네트웍 네트워크
+프레임웍 프레임워크
+캐쉬 캐시
+화일 파일
+버젼 버전
+쓰레드 스레드
+컨텐츠 콘텐츠
+엑세스 액세스
+악세스 액세스
+블럭 블록
+포멧 포맷
+아키텍쳐 아키텍처
+캡쳐 캡처
+셋팅 세팅
+레포지토리 리포지토리
+리다이렉 리디렉
+스냅숏 스냅샷
+유져 유저
+타깃 타겟
+파이선 파이썬
+브렌치 브랜치
+컨솔 콘솔
+쿠베르네티스 쿠버네티스
+윈도우즈 윈도우
+'''.split('\n') if line)
 
 
 # --- Data: the page `serve` shows ------------------------------------------------------

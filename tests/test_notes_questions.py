@@ -155,6 +155,19 @@ class MnemonicTests(TempDirCase):
                          ['extract', 'create', 'arr', 'i', 'x', 'done'])
 
 
+class SpellingTests(TempDirCase):
+    def test_a_loanword_spelled_another_way_finds_the_note(self):
+        write(self.tmp / 'notes' / 'shell.md', '# 셸\n\n홈 디렉터리의 셸 설정 파일을 고친다.\n\n'
+                                              '터미널 색을 바꾼다.\n')
+        write(self.tmp / 'notes' / 'other.md', '# 기타\n\n디렉션을 정리하는 리스트.\n')
+        self.assertEqual(run_cli(NOTES_TOOL, 'index', 'notes', cwd=self.tmp).returncode, 0)
+        for question in ('홈디렉토리의 쉘 설정', '디렉토리', '쉘'):
+            result = run_cli(NOTES_TOOL, 'search', question, '--json', cwd=self.tmp)
+            self.assertEqual(json.loads(result.stdout)['results'][0]['path'], 'shell.md',
+                             question)
+        self.assertEqual(notes_search.analyze('레포지토리를'), notes_search.analyze('리포지토리'))
+
+
 class LongNoteTests(TempDirCase):
     """A long note about the question's subject is not outranked by a short note that
     mentions it once (NOTE_BM25_B): a tool's page of many examples against a one-line one."""
