@@ -4688,12 +4688,23 @@ KOREAN_PARTICLES = sorted('''
 
 
 def read_glossary(text):
-    """Glossary lines 'korean english...' -> {korean: (english, ...)}."""
+    """Glossary lines 'korean english...' -> {korean: (english, ...)}, each Korean word
+    spelled as standard_spelling spells it (the meanings of two spellings merged)."""
     entries = {}
     for line in text.strip().splitlines():
         korean, *english = line.split()
-        entries[korean] = tuple(english)
+        korean = standard_spelling(korean)
+        entries[korean] = tuple(dict.fromkeys(entries.get(korean, ()) + tuple(english)))
     return entries
+
+
+def standard_spelling(word):
+    """A Hangul word with each loanword spelled one way (KOREAN_SPELLINGS: 디렉토리
+    디렉터리), so that a note and a question that spell it differently meet."""
+    for variant, standard in KOREAN_SPELLINGS:
+        if variant in word:
+            word = word.replace(variant, standard)
+    return word
 
 
 def read_synonyms(text):
@@ -4719,7 +4730,9 @@ def strip_particle(word):
 
 
 def korean_meanings(word):
-    """English words for a Korean word: whole, after a particle, or as a compound."""
+    """English words for a Korean word (any spelling of its loanwords): whole, after a
+    particle, or as a compound."""
+    word = standard_spelling(word)
     for candidate in (word, strip_particle(word)):
         if candidate in KOREAN_GLOSSARY:
             return list(KOREAN_GLOSSARY[candidate])
@@ -9598,6 +9611,46 @@ def run_mcp(args):
         sys.stdout = stdout
 
 
+# --- Data: Korean spellings of loanwords ---------------------------------------------
+# Each line: a spelling people write, then the one a note or question is searched as
+# (the standard one).  Add a line when notes spell a word two ways.
+
+KOREAN_SPELLINGS = tuple(tuple(line.split()) for line in '''
+디렉토리 디렉터리
+쉘 셸
+메세지 메시지
+어플리케이션 애플리케이션
+데이타 데이터
+콘테이너 컨테이너
+파라메터 파라미터
+팩키지 패키지
+네트웍 네트워크
+프레임웍 프레임워크
+캐쉬 캐시
+화일 파일
+버젼 버전
+쓰레드 스레드
+컨텐츠 콘텐츠
+엑세스 액세스
+악세스 액세스
+블럭 블록
+포멧 포맷
+아키텍쳐 아키텍처
+캡쳐 캡처
+셋팅 세팅
+레포지토리 리포지토리
+리다이렉 리디렉
+스냅숏 스냅샷
+유져 유저
+타깃 타겟
+파이선 파이썬
+브렌치 브랜치
+컨솔 콘솔
+쿠베르네티스 쿠버네티스
+윈도우즈 윈도우
+'''.split('\n') if line)
+
+
 # --- Data: the Korean -> English glossary of programming words -----------------------
 # One entry a line: a Korean word, a tab, then the English words code uses for it, the
 # most likely first.  Add a line to teach the search a new word.
@@ -9972,7 +10025,6 @@ KOREAN_GLOSSARY_TEXT = '''
 디렉터리	directory dir folder
 디렉터리명	dirname directory
 디렉터리인지	isdir directory
-디렉토리	directory dir folder
 디바이스	device dev
 디버거	debugger pdb
 디버그	debug debugger pdb
@@ -10017,7 +10069,6 @@ KOREAN_GLOSSARY_TEXT = '''
 레지스터	register
 레코드	record row
 레퍼런스	reference ref
-레포지토리	repository repo
 렌더링	render rendering
 로거	logger logging
 로그	log logging logger
@@ -10109,7 +10160,6 @@ KOREAN_GLOSSARY_TEXT = '''
 메모리매핑	mmap
 메모이제이션	memoize cache lru
 메서드	method
-메세지	message msg
 메소드	method
 메시지	message msg
 메인스레드	main_thread main
@@ -10489,7 +10539,6 @@ KOREAN_GLOSSARY_TEXT = '''
 숨긴	hidden
 숨김	hidden
 숫자	number digit numeric
-쉘	shell
 쉼표	comma
 슈퍼	super
 슈퍼클래스	superclass
@@ -10584,7 +10633,6 @@ KOREAN_GLOSSARY_TEXT = '''
 썸네일	thumbnail
 쓰	write
 쓰기	write
-쓰레드	thread threading
 쓰레드풀	threadpoolexecutor pool threadpool
 쓰면	write
 쓰지	write
@@ -11129,7 +11177,6 @@ KOREAN_GLOSSARY_TEXT = '''
 칸	column cell width
 칼럼	column col
 캐릭터	char character
-캐쉬	cache cached lru
 캐스팅	cast
 캐시	cache cached lru
 캐싱	cache caching
@@ -11262,7 +11309,6 @@ KOREAN_GLOSSARY_TEXT = '''
 티씨피	tcp
 티어다운	teardown
 티켓	ticket
-파라메터	parameter param
 파라미터	parameter param
 파란	blue
 파란색	blue

@@ -370,6 +370,24 @@ class QuestionWordTwinTests(TempDirCase):
                     self.assertEqual(found[0][key], expected, question)
 
 
+class SpellingTwinTests(TempDirCase):
+    def test_a_loanword_spelled_either_way_finds_the_same(self):
+        self.assertEqual(code_search.KOREAN_SPELLINGS, notes_search.KOREAN_SPELLINGS)
+        write(self.tmp / 'notes' / 'app.md', '# 배포\n\n애플리케이션 설정을 바꾼다.\n')
+        write(self.tmp / 'notes' / 'zip.md', '# zip\n\n파일 압축\n')
+        write(self.tmp / 'code' / 'tools.py', (
+            'def load_application_config(path):\n    """Read the settings."""\n\n\n'
+            'def pack(path):\n    """Compress a file."""\n'))
+        for tool, expected in (('notes', 'app.md'), ('code', 'load_application_config')):
+            with self.subTest(tool=tool):
+                run(tool, 'index', tool, '--out', f'{tool}.json', cwd=self.tmp)
+                for question in ('애플리케이션 설정', '어플리케이션 설정을'):
+                    found = json.loads(run(tool, 'search', question, '--index', f'{tool}.json',
+                                           '--json', cwd=self.tmp).stdout)['results']
+                    key = 'path' if tool == 'notes' else 'symbol'
+                    self.assertEqual(found[0][key], expected, question)
+
+
 class StaleHitTests(TempDirCase):
     def test_notes_hits_whose_note_changed_or_vanished_say_so(self):
         shutil.copytree(ROOT / 'notes', self.tmp / 'notes')
