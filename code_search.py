@@ -8946,6 +8946,15 @@ def is_loopback(host):
         return False
 
 
+def request_failed(server, request, client_address):
+    """The server's handle_error: a request that failed outside its answer (the client
+    reset the connection, or stopped reading) is one line on stderr, not a traceback."""
+    error = sys.exc_info()[1]
+    sys.stderr.write(f'{client_address[0]} request not completed: '
+                     f'{type(error).__name__}: {error}\n')
+    sys.stderr.flush()
+
+
 def serve_http(answer, host, port):
     """Serve answer(method, target, body) on host:port until Ctrl-C; port 0 picks a free
     one.  The address goes to stderr once the server listens.  Threads read requests and
@@ -8973,7 +8982,7 @@ def serve_http(answer, host, port):
 
     server_class = type('Server', (http.server.ThreadingHTTPServer,), {
         'address_family': socket.AF_INET6 if ':' in host else socket.AF_INET,
-        'daemon_threads': True})
+        'daemon_threads': True, 'handle_error': request_failed})
     try:
         server = server_class((host, port), make_handler(answer_on_main, allowed))
     except OSError as error:
@@ -9513,6 +9522,8 @@ def read_trace(name):
     """The text of a trace file or log ('-': stdin), read a piece at a time, so that
     Ctrl-C and SIGTERM end a long read, and refused beyond TRACE_LIMIT bytes."""
     pieces, size = [], 0
+    if name == '-' and sys.stdin is None:
+        raise IndexProblem('cannot read trace -: standard input is closed')
     try:
         with (contextlib.nullcontext(sys.stdin.buffer) if name == '-'
               else open(name, 'rb')) as handle:
@@ -9605,6 +9616,8 @@ def run_mcp(args):
     stdout, sys.stdout = sys.stdout, sys.stderr        # stray prints must not corrupt
     if getattr(stdout, 'buffer', None) is None:
         raise IndexProblem('cannot write the output: it is closed', 1)
+    if sys.stdin is None:
+        raise IndexProblem('cannot read requests: standard input is closed')
     try:
         return serve_mcp(load, sys.stdin.buffer, stdout.buffer)
     finally:

@@ -2419,6 +2419,15 @@ def is_loopback(host):
         return False
 
 
+def request_failed(server, request, client_address):
+    """The server's handle_error: a request that failed outside its answer (the client
+    reset the connection, or stopped reading) is one line on stderr, not a traceback."""
+    error = sys.exc_info()[1]
+    sys.stderr.write(f'{client_address[0]} request not completed: '
+                     f'{type(error).__name__}: {error}\n')
+    sys.stderr.flush()
+
+
 def serve_http(answer, host, port):
     """Serve answer(method, target, body) on host:port until Ctrl-C; port 0 picks a free
     one.  The address goes to stderr once the server listens.  Threads read requests and
@@ -2446,7 +2455,7 @@ def serve_http(answer, host, port):
 
     server_class = type('Server', (http.server.ThreadingHTTPServer,), {
         'address_family': socket.AF_INET6 if ':' in host else socket.AF_INET,
-        'daemon_threads': True})
+        'daemon_threads': True, 'handle_error': request_failed})
     try:
         server = server_class((host, port), make_handler(answer_on_main, allowed))
     except OSError as error:

@@ -650,6 +650,23 @@ class TraceCommandTests(unittest.TestCase):
 
 # --- in-process helpers ------------------------------------------------------------
 
+class ClosedInputTests(unittest.TestCase):
+    @unittest.skipUnless(shutil.which('sh'), 'needs sh')
+    def test_trace_and_mcp_with_stdin_closed_are_one_line_and_status_2(self):
+        tmp = Path(tempfile.mkdtemp(prefix='cs_closed_'))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        write(tmp / 'proj', 'a.py', 'def f():\n    return 1\n')
+        build_index(tmp / 'proj', tmp / 'index.json')
+        for command, reason in ((['trace', '-'], 'cannot read trace -'),
+                                (['mcp'], 'cannot read requests')):
+            result = subprocess.run(['sh', '-c', 'exec "$@" <&-', 'sh', sys.executable,
+                                     str(TOOL), *command, '--index', str(tmp / 'index.json')],
+                                    capture_output=True, text=True, env=ENV, timeout=TIMEOUT)
+            self.assertEqual((result.returncode, result.stderr.splitlines()[-1:]),
+                             (2, [f'code_search.py: error: {reason}: standard input is closed']))
+            self.assertNotIn('Traceback', result.stderr)
+
+
 class ParseTracebackTests(unittest.TestCase):
     def test_cause_and_context_chains(self):
         text = textwrap.dedent('''\

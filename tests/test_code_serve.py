@@ -15,7 +15,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from tests.support import CHROMIUM, CODE_TOOL, ENV, ROOT, dump_dom, run_cli, write
+from tests.support import (CHROMIUM, CODE_TOOL, ENV, NOTES_TOOL, ROOT, dump_dom, run_cli,
+                           write)
 
 from code_search import API_BODY_LIMIT
 
@@ -254,6 +255,26 @@ class ServeCommandTests(unittest.TestCase):
         make_repos(tmp)
         server = Server(self, '--index', tmp / 'api.json', '--host', '0.0.0.0')
         self.assertIn(b'warning: serving on 0.0.0.0', server.stderr())
+
+    def test_a_client_that_resets_its_connection_is_one_line_not_a_traceback(self):
+        import socket
+        import struct
+        tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp, True)
+        make_repos(tmp)
+        write(tmp / 'notes' / 'a.md', '# A\n\nalpha\n')
+        self.assertEqual(run_cli(NOTES_TOOL, 'index', tmp / 'notes', '--out', tmp / 'n.json')
+                         .returncode, 0)
+        for tool, index in ((CODE_TOOL, tmp / 'api.json'), (NOTES_TOOL, tmp / 'n.json')):
+            server = Server(self, '--index', index, tool=tool)
+            for _ in range(5):
+                client = socket.create_connection(('127.0.0.1', server.port))
+                client.sendall(b'GET / HTTP/1.0\r\nHost: localhost\r\n\r\n')
+                client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 0))
+                client.close()                                   # a reset, not a goodbye
+            self.assertEqual(server.call('/api/health')[0], 200)
+            self.assertNotIn(b'Traceback', server.stderr())
+            self.assertIn(b'request not completed: ', server.stderr())
 
     @unittest.skipUnless(hasattr(signal, 'setitimer'), 'the time limit needs SIGALRM')
     def test_a_pattern_that_backtracks_for_ever_is_stopped_and_the_server_goes_on(self):
