@@ -76,7 +76,8 @@ TOOL = 'code_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 8          # layout of the index file (8: the counts compounds are mined from)
 PARSER_VERSION = 22         # how files become chunks; a change re-parses every file
-TOKENIZER_VERSION = 4       # how text becomes terms; a change re-parses every file
+TOKENIZER_VERSION = 5       # how text becomes terms; a change re-parses every file
+                            # (5: Korean loanwords spelled one way, KOREAN_SPELLINGS)
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
 DEFAULT_TOP_K = 2           # the tutorial's default
@@ -4588,9 +4589,10 @@ def stem(word):
 
 @functools.lru_cache(maxsize=1 << 17)
 def word_terms(word):
-    """Terms of one word: the whole identifier, then its parts (snake, camel, digits)."""
+    """Terms of one word: the whole identifier, then its parts (snake, camel, digits); a
+    Korean word less its particle, its loanwords spelled one way (standard_spelling)."""
     if HANGUL.match(word):
-        return (strip_particle(word),)
+        return (standard_spelling(strip_particle(word)),)
     raw = [p.lower() for piece in word.split('_') for p in IDENTIFIER_PART.findall(piece)]
     parts = [stem(p) for p in raw if p not in STOP_WORDS]
     whole = word.strip('_').lower()

@@ -196,6 +196,13 @@ class TutorialApiTests(unittest.TestCase):
                        if not any(code_search.word_terms(meaning) for meaning in english)]
         self.assertEqual(meaningless, [])      # only stop words: the entry would do nothing
 
+    def test_a_korean_docstring_is_found_whichever_way_it_spells_a_loanword(self):
+        with tempfile.TemporaryDirectory() as folder:
+            write(Path(folder) / 'home.py', 'def step1():\n    """기타 정리."""\n\n\n'
+                                            'def step2():\n    """홈디렉토리 정리."""\n')
+            result = run_cli(folder, '홈디렉터리 정리', '--json')
+            self.assertEqual(json.loads(result.stdout)['results'][0]['symbol'], 'step2')
+
     def test_korean_question_words_are_not_searched_for(self):
         weights = code_search.query_terms('파일을 어떻게 압축할 수 있나요')[0]
         self.assertEqual(weights, code_search.query_terms('파일을 압축할')[0])
