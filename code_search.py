@@ -4702,7 +4702,7 @@ def read_glossary(text):
 
 def standard_spelling(word):
     """A Hangul word with each loanword spelled one way (KOREAN_SPELLINGS: 디렉토리
-    디렉터리), so that a note and a question that spell it differently meet."""
+    디렉터리), so that a text and a question that spell it differently meet."""
     for variant, standard in KOREAN_SPELLINGS:
         if variant in word:
             word = word.replace(variant, standard)
@@ -6195,7 +6195,6 @@ def dropped_words(question, terms):
     return [word for word in WORD.findall(composed(question))
             if word.lower() not in terms.weights and word.lower() not in joined
             and not any(term in terms.weights for term in word_terms(word))]
-
 
 
 MESSAGE_TYPE = re.compile(r'\s*([A-Za-z_][\w.]*)\s*:\s')
@@ -9627,8 +9626,8 @@ def run_mcp(args):
 
 
 # --- Data: Korean spellings of loanwords ---------------------------------------------
-# Each line: a spelling people write, then the one a note or question is searched as
-# (the standard one).  Add a line when notes spell a word two ways.
+# Each line: a spelling people write, then the one text and questions are searched as
+# (the standard one).  Add a line when people spell a word two ways.
 
 KOREAN_SPELLINGS = tuple(tuple(line.split()) for line in '''
 디렉토리 디렉터리

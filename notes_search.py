@@ -687,7 +687,7 @@ def strip_particle(word):
 
 def standard_spelling(word):
     """A Hangul word with each loanword spelled one way (KOREAN_SPELLINGS: 디렉토리
-    디렉터리), so that a note and a question that spell it differently meet."""
+    디렉터리), so that a text and a question that spell it differently meet."""
     for variant, standard in KOREAN_SPELLINGS:
         if variant in word:
             word = word.replace(variant, standard)
@@ -2679,8 +2679,8 @@ def main(argv=None):
 
 
 # --- Data: Korean spellings of loanwords ---------------------------------------------
-# Each line: a spelling people write, then the one a note or question is searched as
-# (the standard one).  Add a line when notes spell a word two ways.
+# Each line: a spelling people write, then the one text and questions are searched as
+# (the standard one).  Add a line when people spell a word two ways.
 
 KOREAN_SPELLINGS = tuple(tuple(line.split()) for line in '''
 디렉토리 디렉터리
