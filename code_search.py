@@ -4554,8 +4554,8 @@ KOREAN_QUESTION_WORDS = frozenset(   # the same in Korean: whole words, particle
     '하면 하려면 수 있나요 있을까요 되나요 하나요 할까요 싶어요 싶습니다 주세요 알려주세요'.split())
 WORD = re.compile(r'[A-Za-z0-9_]+|[가-힣]+')
 ADVERB_ENDINGS = (('ically', ('ic', 'ical')), ('bly', ('ble',)), ('ily', ('y',)),
-                  ('ly', ('', 'le')))   # an adverb's adjectives: atomically atomic atomical,
-                                        # exactly exact, simply simple
+                  ('ly', ('',)))        # an adverb's adjectives: atomically atomic atomical
+                                        # (not simply simple: multiply would be multiple)
 HYPHENATED = re.compile(r'(?<![\w-])(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+'
                         r'(?![\w-])')  # a question's read-only, utf-8, x86-64
 IDENTIFIER_PART = re.compile(r'[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+')
@@ -4592,7 +4592,7 @@ def word_terms(word):
     """Terms of one word: the whole identifier, then its parts (snake, camel, digits); a
     Korean word less its particle, its loanwords spelled one way (standard_spelling)."""
     if HANGUL.match(word):
-        return (standard_spelling(strip_particle(word)),)
+        return (strip_particle(standard_spelling(word)),)
     raw = [p.lower() for piece in word.split('_') for p in IDENTIFIER_PART.findall(piece)]
     parts = [stem(p) for p in raw if p not in STOP_WORDS]
     whole = word.strip('_').lower()
@@ -9641,7 +9641,6 @@ KOREAN_SPELLINGS = tuple(tuple(line.split()) for line in '''
 네트웍 네트워크
 프레임웍 프레임워크
 캐쉬 캐시
-화일 파일
 버젼 버전
 쓰레드 스레드
 컨텐츠 콘텐츠

@@ -699,7 +699,7 @@ def hangul_terms(word):
     spelled one way; a word of one or two syllables is its only term."""
     if word in KOREAN_PARTICLES:
         return ()
-    word = standard_spelling(strip_particle(word))
+    word = strip_particle(standard_spelling(word))
     if len(word) <= 2:
         return (word,)
     return tuple([word[start:start + 2] for start in range(len(word) - 1)])
@@ -2694,7 +2694,6 @@ KOREAN_SPELLINGS = tuple(tuple(line.split()) for line in '''
 네트웍 네트워크
 프레임웍 프레임워크
 캐쉬 캐시
-화일 파일
 버젼 버전
 쓰레드 스레드
 컨텐츠 콘텐츠

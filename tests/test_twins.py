@@ -373,6 +373,10 @@ class QuestionWordTwinTests(TempDirCase):
 class SpellingTwinTests(TempDirCase):
     def test_a_loanword_spelled_either_way_finds_the_same(self):
         self.assertEqual(code_search.KOREAN_SPELLINGS, notes_search.KOREAN_SPELLINGS)
+        for tool in (code_search, notes_search):            # 초기화일 때: initialising, no file
+            self.assertEqual(tool.standard_spelling('초기화일'), '초기화일')
+        self.assertEqual(code_search.word_terms('디렉토리인지'),   # spelled, then its particle
+                         code_search.word_terms('디렉터리인지'))
         write(self.tmp / 'notes' / 'app.md', '# 배포\n\n애플리케이션 설정을 바꾼다.\n')
         write(self.tmp / 'notes' / 'zip.md', '# zip\n\n파일 압축\n')
         write(self.tmp / 'code' / 'tools.py', (
