@@ -10098,10 +10098,10 @@ KOREAN_GLOSSARY_TEXT = '''
 루트	root sqrt
 루프	loop
 리눅스	linux posix
-리다이렉트	redirect
 리더	reader
 리드	read
 리디렉션	redirect
+리디렉트	redirect
 리로드	reload
 리비전	revision rev
 리셋	reset
@@ -10646,7 +10646,6 @@ KOREAN_GLOSSARY_TEXT = '''
 썸네일	thumbnail
 쓰	write
 쓰기	write
-쓰레드풀	threadpoolexecutor pool threadpool
 쓰면	write
 쓰지	write
 쓴	written write
@@ -10824,8 +10823,7 @@ KOREAN_GLOSSARY_TEXT = '''
 위젯	widget
 위치	position offset pos location
 위치인자	positional
-윈도우	windows win nt
-윈도우즈	windows win32 nt
+윈도우	windows win nt win32
 유니온	union
 유니코드	unicode unicodedata
 유닉스	unix posix epoch

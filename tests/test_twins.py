@@ -3,6 +3,7 @@ left beside an index, --path globs, stale hits, the command line, and real Ctrl-
 SIGTERM at several moments of `index` with worker processes running."""
 import contextlib
 import functools
+import inspect
 import io
 import itertools
 import json
@@ -373,6 +374,9 @@ class QuestionWordTwinTests(TempDirCase):
 class SpellingTwinTests(TempDirCase):
     def test_a_loanword_spelled_either_way_finds_the_same(self):
         self.assertEqual(code_search.KOREAN_SPELLINGS, notes_search.KOREAN_SPELLINGS)
+        for name in ('standard_spelling', 'request_failed'):     # one text in both files
+            self.assertEqual(inspect.getsource(getattr(code_search, name)),
+                             inspect.getsource(getattr(notes_search, name)), name)
         for tool in (code_search, notes_search):            # 초기화일 때: initialising, no file
             self.assertEqual(tool.standard_spelling('초기화일'), '초기화일')
         self.assertEqual(code_search.word_terms('디렉토리인지'),   # spelled, then its particle
