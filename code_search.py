@@ -139,6 +139,7 @@ PHRASE_WHOLE_WORDS = 2      # ... or, in a pasted message, all of a shorter lite
 PHRASE_DEPTH = 30           # how many leading candidates are read for their literals ...
 PASTED_DEPTH = RERANK_DEPTH  # ... or all of them when the question looks pasted (PASTED)
 PLACEHOLDER_WORDS = 4       # words a %s or {name} of a literal may stand for in a message
+PLACEHOLDER_CHARS = 200     # ... or, in a message holding the whole literal, characters
 TRACE_CONTEXT = 3           # lines shown each side of a trace frame's line (--full: all)
 
 MAX_FILE_SIZE = 2 * 1024 * 1024   # larger files are skipped (--max-file-size): parsing
@@ -6274,21 +6275,24 @@ def question_words(question):
 def phrase_words(question, text):
     """The most words of one string literal in text (adjacent literals joined) that the
     question holds in a row; a placeholder (%s, {name}, ${x}) matches any one to
-    PLACEHOLDER_WORDS words.  A message (MESSAGE_MARKS: a number alone is no message)
-    holding the whole of a shorter literal ('bad escape %s', at least PHRASE_WHOLE_WORDS
-    words) counts as PHRASE_MIN_WORDS.
+    PLACEHOLDER_WORDS words.  A question holding the whole of a literal of at least
+    PHRASE_WHOLE_WORDS words, each placeholder standing for up to PLACEHOLDER_CHARS
+    characters of anything ('Ran %d test%s in %.3fs'), counts its words, and at least
+    PHRASE_MIN_WORDS if the question is a message (MESSAGE_MARKS: a number alone is no
+    message) or the literal has a placeholder ('code %d, message %s').
     A pasted error message or log line then finds the code that prints it."""
     asked = question_words(question)
-    wanted = set(asked)
+    wanted, said = set(asked), ' '.join(question.lower().split())
     pasted = bool(MESSAGE_MARKS.search(question))
     best = 0
     for literal in quoted_literals(text):
-        tokens = [token.lower() for token in          # an escape (\n, \t, \x1b) parts words
-                  PHRASE_TOKEN.findall(PLACEHOLDER.sub('\x00', ESCAPE.sub(' ', literal)))]
+        body = literal_body(literal).lower()
+        tokens = PHRASE_TOKEN.findall(PLACEHOLDER.sub('\x00', body))
         words = [token for token in tokens if token != '\x00']
-        short = pasted and PHRASE_WHOLE_WORDS <= len(words) < PHRASE_MIN_WORDS and \
-            wanted.issuperset(words)
-        if not short and len(wanted.intersection(tokens)) < PHRASE_MIN_WORDS:
+        if len(words) >= PHRASE_WHOLE_WORDS and holds_literal(said, body, words):
+            held = len(words) >= PHRASE_MIN_WORDS or pasted or '\x00' in tokens
+            best = max(best, max(len(words), PHRASE_MIN_WORDS) if held else 0)
+        if len(wanted.intersection(tokens)) < PHRASE_MIN_WORDS:
             continue
         run = 0
         previous = [0] * (len(asked) + 1)           # words matched in a row, ending here
@@ -6301,8 +6305,53 @@ def phrase_words(question, text):
                     current[j] = previous[j - 1] + 1
             run = max(run, max(current))
             previous = current
-        best = max(best, PHRASE_MIN_WORDS if short and run == len(words) else run)
+        best = max(best, run)
     return best
+
+
+def literal_body(literal):
+    """What a string literal of quoted_literals says: its prefixes, quotes and joins
+    taken off, each escape (\\n, \\t, \\x1b) a space, as it parts words."""
+    parts, position = [], 0
+    while True:
+        start = QUOTE_START.match(literal, position)
+        if not start:
+            return ESCAPE.sub(' ', ''.join(parts))
+        body = LITERAL_BODY[start.group(1)].match(literal, start.end())
+        parts.append(body.group())
+        position = LITERAL_JOIN.match(literal, body.end() + 1).end()
+
+
+def holds_literal(said, body, words):
+    """Whether said (a question, lowercased, its spaces collapsed) holds the whole of a
+    literal's body (lowercased, of these words), each placeholder standing for up to
+    PLACEHOLDER_CHARS characters of anything: 'ran %d test%s in %.3fs' is in 'ran 42
+    tests in 0.318s'.  The first and last words are not parts of a longer word."""
+    if not all(word in said for word in words):
+        return False
+    pieces = [re.sub(r'\s+', ' ', piece) for piece in PLACEHOLDER.split(body)]
+    pieces[0], pieces[-1] = pieces[0].lstrip(), pieces[-1].rstrip()
+    pieces = [piece for piece in pieces if piece]
+    start = said.find(pieces[0])
+    while start >= 0:
+        end = start + len(pieces[0])
+        for piece in pieces[1:]:
+            end = said.find(piece, end, end + PLACEHOLDER_CHARS + len(piece))
+            if end < 0:
+                break
+            end += len(piece)
+        else:
+            if not (word_joined(said, start - 1, pieces[0][0]) or
+                    word_joined(said, end, pieces[-1][-1])):
+                return True
+        start = said.find(pieces[0], start + 1)
+    return False
+
+
+def word_joined(said, at, edge):
+    """Whether said's character at this place (none outside it) and a literal's edge
+    character are both word characters: the literal's word would be part of a longer one."""
+    return 0 <= at < len(said) and bool(re.fullmatch(r'\w\w', said[at] + edge))
 
 
 def retrieve(question, chunks, top_k=DEFAULT_TOP_K):

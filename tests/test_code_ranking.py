@@ -184,6 +184,45 @@ class RankingTests(RankingCase):
         hit = search_tree(root, pasted, 1)[0]
         self.assertEqual((hit['symbol'], hit['explain']['factors']), ('check', {'phrase': code_search.PHRASE_WEIGHT}))
 
+    def test_a_message_holding_a_whole_literal_fills_its_placeholders_with_anything(self):
+        # A placeholder stands for a long repr, or for part of a word ('test%s', '%.3fs');
+        # a short literal with a placeholder counts even in a message without marks.
+        root = self.tmp / 'runner'
+        write(root / 'runner.py', (
+            'def summarize(tests, taken):\n'
+            '    """Print how many tests ran and how long they took."""\n'
+            '    print("Ran %d test%s in %.3fs" % (len(tests), "s" * (len(tests) != 1), taken))\n'
+            '\n'
+            'def slow(handle, seconds):\n'
+            '    """Warn of a slow callback."""\n'
+            '    log.warning("Executing %s took %.3f seconds", handle, seconds)\n'
+            '\n'
+            'def refuse(code, message):\n'
+            '    log.error("code %d, message %s", code, message)\n'))
+        write(root / 'timing.py', (
+            'def report_seconds(tests, seconds):\n'
+            '    """Report how many seconds the tests took, or a code and its message."""\n'
+            '    return seconds\n'))
+        for question, symbol in (
+                ('Ran 42 tests in 0.318s', 'summarize'),
+                ("Executing <Task pending name='Task-1' coro=<main() running at app.py:10>> "
+                 'took 0.250 seconds', 'slow'),
+                ('code 404, message File not found', 'refuse')):
+            hit = search_tree(root, question, 1)[0]
+            self.assertEqual((hit['symbol'], hit['explain']['factors']),
+                             (symbol, {'phrase': code_search.PHRASE_WEIGHT}), question)
+        words = code_search.phrase_words
+        self.assertEqual(words('Ran 1 test in 0.001s', '"Ran %d test%s in %.3fs"'), 4)
+        self.assertEqual(words('error: Ran 42 tests', '"Ran %d test%s in %.3fs"'), 0)
+        self.assertEqual(words('errors: ran 42 tests in 0.3s', '"ran %d tests"'),
+                         code_search.PHRASE_MIN_WORDS)
+        self.assertEqual(words('errors: overran 42 tests', '"ran %d tests"'), 0)
+        self.assertEqual(words('errors: ran 42 testsuites', '"ran %d tests"'), 0)
+        self.assertEqual(words('error: file not found', "f'file' ' not found'"),
+                         code_search.PHRASE_MIN_WORDS)          # joined literals, prefixed
+        self.assertEqual(words('Executing ' + 'x' * (code_search.PLACEHOLDER_CHARS + 1) +
+                               ' took 1.5 seconds', '"Executing %s took %.3f seconds"'), 0)
+
     def test_test_files_of_every_language_are_known_by_their_paths(self):
         tests = ['tests/test_sessions.py', 'web/test_app.py', 'net/http/serve_test.go',
                  'src/test/java/StoreTest.java', 'app/Shelf.spec.ts', 'lib/__tests__/a.js',
