@@ -140,6 +140,7 @@ PHRASE_DEPTH = 30           # how many leading candidates are read for their lit
 PASTED_DEPTH = RERANK_DEPTH  # ... or all of them when the question looks pasted (PASTED)
 PLACEHOLDER_WORDS = 4       # words a %s or {name} of a literal may stand for in a message
 PLACEHOLDER_CHARS = 200     # ... or, in a message holding the whole literal, characters
+WHOLE_LITERAL_TRIES = 10    # places a whole literal is looked for from (its start's first)
 TRACE_CONTEXT = 3           # lines shown each side of a trace frame's line (--full: all)
 
 MAX_FILE_SIZE = 2 * 1024 * 1024   # larger files are skipped (--max-file-size): parsing
@@ -6326,14 +6327,17 @@ def holds_literal(said, body, words):
     """Whether said (a question, lowercased, its spaces collapsed) holds the whole of a
     literal's body (lowercased, of these words), each placeholder standing for up to
     PLACEHOLDER_CHARS characters of anything: 'ran %d test%s in %.3fs' is in 'ran 42
-    tests in 0.318s'.  The first and last words are not parts of a longer word."""
+    tests in 0.318s'.  The first and last words are not parts of a longer word.  It is
+    looked for from the first WHOLE_LITERAL_TRIES places its first piece is found."""
     if not all(word in said for word in words):
         return False
     pieces = [re.sub(r'\s+', ' ', piece) for piece in PLACEHOLDER.split(body)]
     pieces[0], pieces[-1] = pieces[0].lstrip(), pieces[-1].rstrip()
     pieces = [piece for piece in pieces if piece]
     start = said.find(pieces[0])
-    while start >= 0:
+    for _ in range(WHOLE_LITERAL_TRIES):
+        if start < 0:
+            return False
         end = start + len(pieces[0])
         for piece in pieces[1:]:
             end = said.find(piece, end, end + PLACEHOLDER_CHARS + len(piece))
