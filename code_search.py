@@ -6226,7 +6226,7 @@ QUOTE_START = re.compile(r'''[rbfuRBFU]{0,2}(["'`])''')    # a string's prefix a
 LITERAL_BODY = {'"': re.compile(r'(?:[^"\\\n]|\\.)*'), "'": re.compile(r"(?:[^'\\\n]|\\.)*"),
                 '`': re.compile(r'(?:[^`\\]|\\.)*')}   # up to its closing quote, if any
 LITERAL_JOIN = re.compile(r'\s*\+?\s*')     # between adjacent literals: 'a' 'b', 'a' + 'b'
-PLACEHOLDER = re.compile(r'%(?:\([^()]*\))?[-#0 +]*(?:[1-9]\d*)?(?:\.\d+)?[a-zA-Z]|\$?\{[^{}]*\}')
+PLACEHOLDER = re.compile(r'%(?:\([^()]*\))?[-#0 +]*(?:[1-9]\d*)?(?:\.\d+)?[a-zA-Z]|\$?\{[^{}]*\}|\$[A-Za-z_]\w*')
 PHRASE_TOKEN = re.compile(r'\x00|\w+')
 ESCAPE = re.compile(r'\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|.)', re.S)
 

@@ -185,8 +185,9 @@ class RankingTests(RankingCase):
         self.assertEqual((hit['symbol'], hit['explain']['factors']), ('check', {'phrase': code_search.PHRASE_WEIGHT}))
 
     def test_a_message_holding_a_whole_literal_fills_its_placeholders_with_anything(self):
-        # A placeholder stands for a long repr, or for part of a word ('test%s', '%.3fs');
-        # a short literal with a placeholder counts even in a message without marks.
+        # A placeholder (Kotlin's $status too) stands for a long repr, or for part of a
+        # word ('test%s', '%.3fs'); a short literal with a placeholder counts even in a
+        # message without marks.
         root = self.tmp / 'runner'
         write(root / 'runner.py', (
             'def summarize(tests, taken):\n'
@@ -203,7 +204,15 @@ class RankingTests(RankingCase):
             'def report_seconds(tests, seconds):\n'
             '    """Report how many seconds the tests took, or a code and its message."""\n'
             '    return seconds\n'))
+        write(root / 'Call.kt', (
+            'class Call {\n'
+            '    /** Check that a response succeeded. */\n'
+            '    fun check(status: Int) {\n'
+            '        if (status >= 400) throw IOException("Unexpected code $status")\n'
+            '    }\n'
+            '}\n'))
         for question, symbol in (
+                ('java.io.IOException: Unexpected code 500', 'Call.check'),
                 ('Ran 42 tests in 0.318s', 'summarize'),
                 ("Executing <Task pending name='Task-1' coro=<main() running at app.py:10>> "
                  'took 0.250 seconds', 'slow'),
