@@ -131,6 +131,8 @@ EXACT_NAME_WEIGHT = 2.0     # a definition named exactly as the question spells 
 RERANK_DEPTH = 300          # how many leading candidates the name weights look at
 REPEATED_NAME_WEIGHT = 0.5  # a hit with the path and name of a better one (a Java overload,
                             # Rust's fmt of Display and of Debug): another answer goes first
+MESSAGE_TYPE_WEIGHT = 0.5   # the type a pasted message names (or its constructor), if no
+                            # literal of it is in the message: the raiser is wanted
 PHRASE_WEIGHT = 2.0         # a hit with a string literal that holds, in a row, ...
 PHRASE_MIN_WORDS = 4        # ... this many of the question's words (a pasted message)
 PHRASE_WHOLE_WORDS = 2      # ... or, in a pasted message, all of a shorter literal's
@@ -6071,9 +6073,9 @@ def phrase_depth(question):
 
 def rerank_by_name(index, question, scores, top_k, file_factors):
     """The top_k (chunk number, hit, its factors) after the exact-name, private-name,
-    exported, module-code, method, type, repeated-name and phrase weights have been
-    applied to the leading candidates; a hit's factors are these and those of its file
-    (file_factors, already in scores).
+    exported, module-code, method, type, phrase, message-type and repeated-name weights
+    have been applied to the leading candidates; a hit's factors are these and those of
+    its file (file_factors, already in scores).
 
     Only the best RERANK_DEPTH candidates are looked at, so a search decodes the chunk
     names of a few files, not of every file a common word touches; only the best
@@ -6081,7 +6083,8 @@ def rerank_by_name(index, question, scores, top_k, file_factors):
     for their string literals, and none for a question of fewer words unless it is a
     message, which may hold the whole of a short literal ('ReadError: empty file').
     """
-    named = named_in_question(question) - {message_type(question)}
+    typed = message_type(question)
+    named = named_in_question(question) - {typed}
     dotted = {name for name in named if '.' in name}
     in_words = not named and not PASTED.search(question)     # names nothing, pastes nothing
     insides = bool(INSIDES_QUESTION.search(question))         # private code is the answer
@@ -6112,6 +6115,10 @@ def rerank_by_name(index, question, scores, top_k, file_factors):
         if phrase_words(question, hit['text']) >= PHRASE_MIN_WORDS:
             scores[n] *= PHRASE_WEIGHT
             factors[n]['phrase'] = PHRASE_WEIGHT
+        elif typed and defines_type(hit, typed.rpartition('.')[2]) and \
+                MESSAGE_TYPE_WEIGHT != 1.0:
+            scores[n] *= MESSAGE_TYPE_WEIGHT
+            factors[n]['message type'] = MESSAGE_TYPE_WEIGHT
     seen = set()
     for n in sorted(ranked, key=lambda n: (-scores[n], n)):
         name = (entries[n]['path'], entries[n]['symbol'])
@@ -6121,6 +6128,13 @@ def rerank_by_name(index, question, scores, top_k, file_factors):
         seen.add(name)
     ranked = sorted(ranked, key=lambda n: (-scores[n], n))[:top_k]
     return [(n, dict(entries[n], score=round(scores[n], 4)), factors[n]) for n in ranked]
+
+
+def defines_type(entry, name):
+    """Whether a chunk is the type of this (lowercased) name or a constructor of it."""
+    parts = entry['symbol'].lower().split('.')
+    return (parts[-1] == name and entry['kind'] in TYPE_LIKE_KINDS) or (
+        parts[-2:-1] == [name] and (entry['kind'] == 'constructor' or parts[-1] == '__init__'))
 
 
 def explain_chunk(index, terms, statistics, n, factors):

@@ -101,7 +101,30 @@ class RankingTests(RankingCase):
                   "expected a colon after Host x")
         hits = search_tree(root, pasted, 2)
         self.assertEqual([hit['symbol'] for hit in hits], ['parse_header_line', 'HeaderError'])
-        self.assertNotIn('exact name', hits[1]['explain']['factors'])
+        self.assertEqual(hits[1]['explain']['factors'].get('message type'),
+                         code_search.MESSAGE_TYPE_WEIGHT)
+        write(root / 'Failures.java', (
+            'class MissingHeaderException extends Exception {\n'
+            '    /** A header the request must have is missing. */\n'
+            '    MissingHeaderException(String header) {\n'
+            '        super("no " + header + " header in the request");\n'
+            '    }\n'
+            '}\n'
+            'class BadHeaderException extends Exception {\n'
+            '    /** A header line could not be parsed: a header without a colon. */\n'
+            '    BadHeaderException(String line) { super(line); }\n'
+            '}\n'))
+        hits = search_tree(root, 'MissingHeaderException: no Host header in the request', 1)
+        self.assertEqual((hits[0]['symbol'], hits[0]['explain']['factors']),
+                         ('MissingHeaderException.MissingHeaderException',
+                          {'phrase': code_search.PHRASE_WEIGHT}))  # its constructor says it
+        hits = search_tree(root, "BadHeaderException: could not parse the header line 'Host x'",
+                           9)
+        self.assertEqual(sorted((hit['symbol'], hit['explain']['factors'].get('message type'))
+                                for hit in hits if 'BadHeader' in hit['symbol']),
+                         [('BadHeaderException.BadHeaderException',
+                           code_search.MESSAGE_TYPE_WEIGHT)])
+        self.assertEqual(hits[0]['symbol'], 'parse_header_line')
         self.assertEqual(code_search.message_type(pasted), 'errors.headererror')
         self.assertEqual(code_search.message_type('HeaderError: no colon'), 'headererror')
         self.assertEqual(code_search.message_type('HeaderError: colon'), '')     # too short
