@@ -6083,8 +6083,8 @@ def rerank_by_name(index, question, scores, top_k, file_factors):
     for their string literals, and none for a question of fewer words unless it is a
     message, which may hold the whole of a short literal ('ReadError: empty file').
     """
-    typed = message_type(question)
-    named = named_in_question(question) - {typed}
+    named = named_in_question(question) - {message_type(question)}
+    raised = raised_type(question)
     dotted = {name for name in named if '.' in name}
     in_words = not named and not PASTED.search(question)     # names nothing, pastes nothing
     insides = bool(INSIDES_QUESTION.search(question))         # private code is the answer
@@ -6115,8 +6115,7 @@ def rerank_by_name(index, question, scores, top_k, file_factors):
         if phrase_words(question, hit['text']) >= PHRASE_MIN_WORDS:
             scores[n] *= PHRASE_WEIGHT
             factors[n]['phrase'] = PHRASE_WEIGHT
-        elif typed and defines_type(hit, typed.rpartition('.')[2]) and \
-                MESSAGE_TYPE_WEIGHT != 1.0:
+        elif raised and defines_type(hit, raised) and MESSAGE_TYPE_WEIGHT != 1.0:
             scores[n] *= MESSAGE_TYPE_WEIGHT
             factors[n]['message type'] = MESSAGE_TYPE_WEIGHT
     seen = set()
@@ -6236,6 +6235,14 @@ def message_type(question):
     return ''
 
 
+def raised_type(question):
+    """The name of the type a pasted message starts with, lowercased, when it is spelled
+    as a type, with a capital inside ('badzipfile' of 'zipfile.BadZipFile: File is not a
+    zip file'); not 'error: ...', 'INFO: ...' or 'Session: how do I ...'."""
+    name = message_type(question) and MESSAGE_TYPE.match(question).group(1).rpartition('.')[2]
+    return name.lower() if re.search(r'[a-z][A-Z]|[A-Z][A-Z][a-z]', name) else ''
+
+
 QUOTE_START = re.compile(r'''[rbfuRBFU]{0,2}(["'`])''')    # a string's prefix and quote
 LITERAL_BODY = {'"': re.compile(r'(?:[^"\\\n]|\\.)*'), "'": re.compile(r"(?:[^'\\\n]|\\.)*"),
                 '`': re.compile(r'(?:[^`\\]|\\.)*')}   # up to its closing quote, if any
@@ -6289,24 +6296,27 @@ def question_words(question):
 
 def phrase_words(question, text):
     """The most words of one string literal in text (adjacent literals joined) that the
-    question holds in a row; a placeholder (%s, {name}, ${x}) matches any one to
+    question holds in a row; a placeholder (%s, {name}, ${x}, $x) matches any one to
     PLACEHOLDER_WORDS words.  A question holding the whole of a literal of at least
     PHRASE_WHOLE_WORDS words, each placeholder standing for up to PLACEHOLDER_CHARS
-    characters of anything ('Ran %d test%s in %.3fs'), counts its words, and at least
-    PHRASE_MIN_WORDS if the question is a message (MESSAGE_MARKS: a number alone is no
-    message) or the literal has a placeholder ('code %d, message %s').
+    characters of anything ('Ran %d test%s in %.3fs'), counts its words if they are
+    PHRASE_MIN_WORDS or more; fewer count as PHRASE_MIN_WORDS if the question is a message
+    (MESSAGE_MARKS: a number alone is no message), or, for a literal with a placeholder,
+    looks pasted (PASTED: 'code %d, message %s' in 'code 404, message File not found').
     A pasted error message or log line then finds the code that prints it."""
     asked = question_words(question)
     wanted, said = set(asked), ' '.join(question.lower().split())
-    pasted = bool(MESSAGE_MARKS.search(question))
+    marked, pasted = bool(MESSAGE_MARKS.search(question)), bool(PASTED.search(question))
     best = 0
     for literal in quoted_literals(text):
-        body = literal_body(literal).lower()
-        tokens = PHRASE_TOKEN.findall(PLACEHOLDER.sub('\x00', body))
+        body = literal_body(literal)
+        tokens = [token.lower() for token in   # lowercased after parting: İ is one letter
+                  PHRASE_TOKEN.findall(PLACEHOLDER.sub('\x00', body))]
         words = [token for token in tokens if token != '\x00']
-        if len(words) >= PHRASE_WHOLE_WORDS and holds_literal(said, body, words):
-            held = len(words) >= PHRASE_MIN_WORDS or pasted or '\x00' in tokens
-            best = max(best, max(len(words), PHRASE_MIN_WORDS) if held else 0)
+        if len(words) >= PHRASE_WHOLE_WORDS and holds_literal(said, wanted, body, tokens):
+            short = marked or (pasted and '\x00' in tokens)
+            best = max(best, len(words) if len(words) >= PHRASE_MIN_WORDS else
+                       PHRASE_MIN_WORDS if short else 0)
         if len(wanted.intersection(tokens)) < PHRASE_MIN_WORDS:
             continue
         run = 0
@@ -6326,26 +6336,31 @@ def phrase_words(question, text):
 
 def literal_body(literal):
     """What a string literal of quoted_literals says: its prefixes, quotes and joins
-    taken off, each escape (\\n, \\t, \\x1b) a space, as it parts words."""
+    taken off, an escaped quote or backslash as itself and any other escape (\\n, \\t,
+    \\x1b) a space, as it parts words."""
     parts, position = [], 0
     while True:
         start = QUOTE_START.match(literal, position)
         if not start:
-            return ESCAPE.sub(' ', ''.join(parts))
+            return ESCAPE.sub(lambda escape: escape.group()[1] if escape.group()[1] in
+                              '\'"`\\' else ' ', ''.join(parts))
         body = LITERAL_BODY[start.group(1)].match(literal, start.end())
         parts.append(body.group())
         position = LITERAL_JOIN.match(literal, body.end() + 1).end()
 
 
-def holds_literal(said, body, words):
-    """Whether said (a question, lowercased, its spaces collapsed) holds the whole of a
-    literal's body (lowercased, of these words), each placeholder standing for up to
-    PLACEHOLDER_CHARS characters of anything: 'ran %d test%s in %.3fs' is in 'ran 42
-    tests in 0.318s'.  The first and last words are not parts of a longer word.  It is
-    looked for from the first WHOLE_LITERAL_TRIES places its first piece is found."""
-    if not all(word in said for word in words):
+def holds_literal(said, wanted, body, tokens):
+    """Whether said (a question, lowercased, its spaces collapsed; wanted, its words)
+    holds the whole of a literal's body (of these tokens, \\x00 a placeholder), each
+    placeholder standing for up to PLACEHOLDER_CHARS characters of anything: 'Ran %d
+    test%s in %.3fs' is in 'ran 42 tests in 0.318s'.  A word not in the question must be
+    glued to a placeholder ('test'), so at most two per placeholder are looked for in
+    it.  The first and last words are not parts of a longer word.  The whole is looked
+    for from the first WHOLE_LITERAL_TRIES places its first piece is found."""
+    glued = [token for token in tokens if token != '\x00' and token not in wanted]
+    if len(glued) > 2 * tokens.count('\x00') or not all(word in said for word in glued):
         return False
-    pieces = [re.sub(r'\s+', ' ', piece) for piece in PLACEHOLDER.split(body)]
+    pieces = [re.sub(r'\s+', ' ', piece) for piece in PLACEHOLDER.split(body.lower())]
     pieces[0], pieces[-1] = pieces[0].lstrip(), pieces[-1].rstrip()
     pieces = [piece for piece in pieces if piece]
     start = said.find(pieces[0])

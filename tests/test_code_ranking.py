@@ -128,6 +128,10 @@ class RankingTests(RankingCase):
         self.assertEqual(code_search.message_type(pasted), 'errors.headererror')
         self.assertEqual(code_search.message_type('HeaderError: no colon'), 'headererror')
         self.assertEqual(code_search.message_type('HeaderError: colon'), '')     # too short
+        self.assertEqual([code_search.raised_type(message) for message in (
+            pasted, 'OSError: [Errno 2] No such file', 'error: the request failed',
+            'INFO: server started on port 80', 'Session: how do I keep cookies')],
+            ['headererror', 'oserror', '', '', ''])
         self.assertEqual(search_tree(root, 'HeaderError', 1)[0]['symbol'], 'HeaderError')
 
     def test_a_pasted_message_finds_the_whole_of_a_short_literal(self):
@@ -252,6 +256,13 @@ class RankingTests(RankingCase):
         self.assertEqual(words('errors: ran 42 testsuites', '"ran %d tests"'), 0)
         self.assertEqual(words('error: file not found', "f'file' ' not found'"),
                          code_search.PHRASE_MIN_WORDS)          # joined literals, prefixed
+        self.assertEqual(words('how do I sleep in five seconds', '"in %s seconds"'), 0)
+        self.assertEqual(words('how do I sleep in 5 seconds', '"in %s seconds"'),
+                         code_search.PHRASE_MIN_WORDS)          # a number: it looks pasted
+        self.assertEqual(words("OSError: can't connect", r"'can\'t connect'"),
+                         code_search.PHRASE_MIN_WORDS)          # an escaped quote is itself
+        self.assertEqual(words('Hata: İstanbul bağlantısı koptu', '"İstanbul bağlantısı koptu"'),
+                         code_search.PHRASE_MIN_WORDS)
         self.assertEqual(words('Executing ' + 'x' * (code_search.PLACEHOLDER_CHARS + 1) +
                                ' took 1.5 seconds', '"Executing %s took %.3f seconds"'), 0)
 
