@@ -134,7 +134,8 @@ REPEATED_NAME_WEIGHT = 0.5  # a hit with the path and name of a better one (a Ja
 MESSAGE_TYPE_WEIGHT = 0.5   # the type a pasted message names (or its constructor), if no
                             # literal of it is in the message: the raiser is wanted
 PHRASE_WEIGHT = 2.0         # a hit with a string literal that holds, in a row, ...
-PHRASE_MIN_WORDS = 4        # ... this many of the question's words (a pasted message)
+PHRASE_MIN_WORDS = 4        # ... this many of the question's words (a pasted message;
+                            # pasted, more by the square root of more: see phrase_weight)
 PHRASE_WHOLE_WORDS = 2      # ... or, in a pasted message, all of a shorter literal's
                             # words, if it has this many ('negative PUT argument'); so
                             # many words after 'SomeError: ' make it a message
@@ -6112,9 +6113,10 @@ def rerank_by_name(index, question, scores, top_k, file_factors):
     read = [dict(entries[n]) for n in ranked[:phrase_depth(question)]]
     with_text(index, [hit for hit in read if 'text' not in hit])    # in memory: they have it
     for n, hit in zip(ranked, read):
-        if phrase_words(question, hit['text']) >= PHRASE_MIN_WORDS:
-            scores[n] *= PHRASE_WEIGHT
-            factors[n]['phrase'] = PHRASE_WEIGHT
+        held = phrase_words(question, hit['text'])
+        if held >= PHRASE_MIN_WORDS:
+            scores[n] *= phrase_weight(question, held)
+            factors[n]['phrase'] = phrase_weight(question, held)
         elif raised and defines_type(hit, raised) and MESSAGE_TYPE_WEIGHT != 1.0:
             scores[n] *= MESSAGE_TYPE_WEIGHT
             factors[n]['message type'] = MESSAGE_TYPE_WEIGHT
@@ -6127,6 +6129,15 @@ def rerank_by_name(index, question, scores, top_k, file_factors):
         seen.add(name)
     ranked = sorted(ranked, key=lambda n: (-scores[n], n))[:top_k]
     return [(n, dict(entries[n], score=round(scores[n], 4)), factors[n]) for n in ranked]
+
+
+def phrase_weight(question, held):
+    """PHRASE_WEIGHT for a literal holding PHRASE_MIN_WORDS of the question's words in a
+    row; in a question that looks pasted (PASTED), more by the square root of more (nine
+    words: x3), so the literal that says most of the message goes first."""
+    if not PASTED.search(question):
+        return PHRASE_WEIGHT
+    return round(PHRASE_WEIGHT * (held / PHRASE_MIN_WORDS) ** 0.5, 3)
 
 
 def defines_type(entry, name):

@@ -209,7 +209,29 @@ class RankingTests(RankingCase):
             f'    raise ValueError("{MESSAGE}" % (line, line))\n'))
         pasted = "could not parse the header line 'Host x': expected a colon after Host x"
         hit = search_tree(root, pasted, 1)[0]
-        self.assertEqual((hit['symbol'], hit['explain']['factors']), ('check', {'phrase': code_search.PHRASE_WEIGHT}))
+        self.assertEqual((hit['symbol'], hit['explain']['factors']),
+                         ('check', {'phrase': code_search.phrase_weight(pasted, 10)}))
+
+    def test_the_literal_that_says_most_of_a_pasted_message_goes_first(self):
+        # Both literals hold 4 words or more of the message in a row; the one holding 7
+        # outweighs a docstring that says a little more of the message's words.
+        root = self.tmp / 'uploads'
+        write(root / 'report.py', (
+            'def log_failure(path):\n'
+            '    """Report that an upload of a file failed."""\n'
+            '    log("upload of the file failed")\n'))
+        write(root / 'upload.py', (
+            'def send(path, tries):\n'
+            '    raise UploadError("upload of the file %s failed after %d retries" % (path, tries))\n'))
+        pasted = 'UploadError: upload of the file report.pdf failed after 3 retries'
+        hits = search_tree(root, pasted, 2)
+        self.assertEqual([(hit['symbol'], hit['explain']['factors']['phrase']) for hit in hits],
+                         [('send', code_search.phrase_weight(pasted, 7)),
+                          ('log_failure', code_search.PHRASE_WEIGHT)])
+        self.assertGreater(hits[1]['explain']['words_score'], hits[0]['explain']['words_score'])
+        self.assertEqual(code_search.phrase_weight(pasted, 9), 1.5 * code_search.PHRASE_WEIGHT)
+        self.assertEqual(code_search.phrase_weight('how the upload of the file failed', 9),
+                         code_search.PHRASE_WEIGHT)         # in words, a docstring says it
 
     def test_a_message_holding_a_whole_literal_fills_its_placeholders_with_anything(self):
         # A placeholder (Kotlin's $status too) stands for a long repr, or for part of a
