@@ -134,8 +134,8 @@ REPEATED_NAME_WEIGHT = 0.5  # a hit with the path and name of a better one (a Ja
 MESSAGE_TYPE_WEIGHT = 0.5   # the type a pasted message names (or its constructor), if no
                             # literal of it is in the message: the raiser is wanted
 PHRASE_WEIGHT = 2.0         # a hit with a string literal that holds, in a row, ...
-PHRASE_MIN_WORDS = 4        # ... this many of the question's words (a pasted message;
-                            # pasted, more by the square root of more: see phrase_weight)
+PHRASE_MIN_WORDS = 4        # ... this many of the question's words (a pasted message,
+                            # where more words weigh more: phrase_weight)
 PHRASE_WHOLE_WORDS = 2      # ... or, in a pasted message, all of a shorter literal's
                             # words, if it has this many ('negative PUT argument'); so
                             # many words after 'SomeError: ' make it a message
@@ -6258,7 +6258,8 @@ QUOTE_START = re.compile(r'''[rbfuRBFU]{0,2}(["'`])''')    # a string's prefix a
 LITERAL_BODY = {'"': re.compile(r'(?:[^"\\\n]|\\.)*'), "'": re.compile(r"(?:[^'\\\n]|\\.)*"),
                 '`': re.compile(r'(?:[^`\\]|\\.)*')}   # up to its closing quote, if any
 LITERAL_JOIN = re.compile(r'\s*\+?\s*')     # between adjacent literals: 'a' 'b', 'a' + 'b'
-PLACEHOLDER = re.compile(r'%(?:\([^()]*\))?[-#0 +]*(?:[1-9]\d*)?(?:\.\d+)?[a-zA-Z]|\$?\{[^{}]*\}|\$[A-Za-z_]\w*')
+PLACEHOLDER = re.compile(r'%(?:\([^()]*\))?[-#0 +]*(?:[1-9]\d*)?(?:\.\d+)?[a-zA-Z]'   # %s, %(x)d
+                         r'|\$?\{[^{}]*\}|\$[A-Za-z_]\w*')                     # {x}, ${x}, $x
 PHRASE_TOKEN = re.compile(r'\x00|\w+')
 ESCAPE = re.compile(r'\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|.)', re.S)
 
