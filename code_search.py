@@ -6115,8 +6115,8 @@ def rerank_by_name(index, question, scores, top_k, file_factors):
     for n, hit in zip(ranked, read):
         held = phrase_words(question, hit['text'])
         if held >= PHRASE_MIN_WORDS:
-            scores[n] *= phrase_weight(question, held)
             factors[n]['phrase'] = phrase_weight(question, held)
+            scores[n] *= factors[n]['phrase']
         elif raised and defines_type(hit, raised) and MESSAGE_TYPE_WEIGHT != 1.0:
             scores[n] *= MESSAGE_TYPE_WEIGHT
             factors[n]['message type'] = MESSAGE_TYPE_WEIGHT
