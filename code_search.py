@@ -569,13 +569,20 @@ def is_binary_name(relative):
     return '.' in name[1:] and name[name.rfind('.'):] in BINARY_SUFFIXES
 
 
+def binary_reason(data):
+    """Why a file holding NUL bytes is skipped: UTF-16 text (it starts with its byte
+    order mark) is named as such, since saving it as UTF-8 is all it needs."""
+    if data.startswith((b'\xff\xfe', b'\xfe\xff')):
+        return 'skipped: UTF-16 text (save it as UTF-8 to index it)'
+    return 'skipped: binary file (contains NUL bytes)'
+
+
 def chunk_file(data, relative, sha256):
     """A file's bytes -> FileChunks; raises SkipFile when it cannot be read at all."""
     language = language_of(relative)
     revision = sha256[:12]
     if b'\0' in data:
-        raise SkipFile('skipped: binary file (contains NUL bytes)', data.count(b'\n', 0,
-                                                                          data.index(b'\0')) + 1)
+        raise SkipFile(binary_reason(data), data.count(b'\n', 0, data.index(b'\0')) + 1)
     if language == 'python':
         try:
             return FileChunks('python', chunk_source(data, relative, sha256=sha256, outline=True))
@@ -7561,7 +7568,7 @@ def file_lines(files, relative):
         lines = source_lines(decode_source(data))
     else:
         if b'\0' in data:
-            raise SkipFile('skipped: binary file (contains NUL bytes)')
+            raise SkipFile(binary_reason(data))
         lines = text_lines(decode_text(data))
     return lines, hashlib.sha256(data).hexdigest()
 

@@ -323,12 +323,19 @@ def read_file(path, limit):
         os.close(fd)
 
 
+def binary_reason(data):
+    """Why a file holding NUL bytes is skipped: UTF-16 text (it starts with its byte
+    order mark) is named as such, since saving it as UTF-8 is all it needs."""
+    if data.startswith((b'\xff\xfe', b'\xfe\xff')):
+        return 'skipped: UTF-16 text (save it as UTF-8 to index it)'
+    return 'skipped: binary file (contains NUL bytes)'
+
+
 def decode_note(data, strict=False):
     """A note's bytes as text (UTF-8, a BOM allowed); SkipFile for a binary file or
     other bytes, or with strict (the tutorial's API) UnicodeDecodeError."""
     if b'\0' in data:
-        raise SkipFile('skipped: binary file (contains NUL bytes)',
-                       line_of_offset(data, data.index(b'\0')))
+        raise SkipFile(binary_reason(data), line_of_offset(data, data.index(b'\0')))
     try:
         return data.decode('utf-8')
     except UnicodeDecodeError as error:
@@ -1791,7 +1798,7 @@ def rank(search_index, question, tags=(), paths=(), limit=DEFAULT_TOP_K, explain
     index = search_index.index
     terms = query_terms(question)
     scores, note_scores = bm25_scores(search_index, terms)
-    wanted_tags = {tag.lower().lstrip('#') for tag in tags} - {''}    # '' or '#' asks nothing
+    wanted_tags = asked_tags(tags)
     accept = path_filter(paths) if paths else None
     allowed, candidates = {}, []
     for (fid, local), score in scores.items():
@@ -1853,6 +1860,18 @@ def search(index_path, question, tag=None, limit=DEFAULT_TOP_K, paths=()):
     search_index = open_index_file(os.fspath(index_path))
     with damaged_index_guard(index_path):
         return mark_stale(search_index, rank(search_index, question, tags, paths, limit))
+
+
+def asked_tags(tags):
+    """The tags that --tag values ask for, as notes keep them: lower case, no '#' ('' or
+    '#' asks for nothing)."""
+    return {tag.lower().lstrip('#') for tag in tags} - {''}
+
+
+def unknown_tags(search_index, tags):
+    """The tags asked for (asked_tags) that no indexed note carries."""
+    known = {tag for tag, _ in tag_counts(search_index)}
+    return [tag for tag in tags if asked_tags([tag]) - known]
 
 
 def tag_counts(search_index):
@@ -2586,6 +2605,8 @@ def run_search(args):
     search_index = open_index_file(args.index)
     for glob in unmatched_globs(search_index.index['files'], args.path):
         warn(f'--path {glob!r} matches no indexed note')
+    for tag in unknown_tags(search_index, args.tag):
+        warn(f'--tag {tag!r} is on no indexed note')
     with damaged_index_guard(args.index):
         hits = mark_stale(search_index, rank(search_index, args.question, args.tag, args.path,
                                              args.top_k, args.explain))

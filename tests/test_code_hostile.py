@@ -174,6 +174,11 @@ class UnreadableFileTests(HostileCase):
         self.assertIn('skip  locale/de/LC_MESSAGES/django.mo: not text (by its name)',
                       dry.stdout)
 
+    def test_utf16_text_is_named_as_such(self):
+        write(self.root / 'notes.txt', 'saved by PowerShell\n'.encode('utf-16'))
+        self.assert_one_skip('notes.txt', r':1: skipped: UTF-16 text \(save it as UTF-8 to '
+                                          r'index it\)')
+
     def test_invalid_utf8(self):
         write(self.root / 'latin.py', b'def f():\n    return "caf\xe9"\n')
         self.assert_one_skip('latin.py', r':2: \S.*')

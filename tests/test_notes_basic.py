@@ -504,6 +504,9 @@ class CliTests(NotesCase):
         self.assertEqual(ids('--path', 'x/*'), ['x/both.md', 'x/one.md'])
         self.assertEqual(ids('--path', 'x/*', '--path', '!*/one.md'), ['x/both.md'])
         self.assertEqual(ids('--path', '!x/*'), ['meeting.md'])
+        run = run_cli('search', '실습', '--tag', '#Backend', '--tag', 'nosuch', cwd=self.tmp)
+        self.assertEqual((run.returncode, run.stderr),            # as an unmatched --path
+                         (0, "notes_search.py: warning: --tag 'nosuch' is on no indexed note\n"))
 
     def test_top_k(self):
         for number in range(6):

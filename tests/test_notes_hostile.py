@@ -89,6 +89,7 @@ class HostileTreeTests(TempDirCase):
             (notes / relative).write_text(text, encoding='utf-8')
         (notes / 'invalid.md').write_bytes(b'fine line\n\xff\xfe broken\n')
         (notes / 'nul.md').write_bytes(b'text\nmore\x00bytes\n')
+        (notes / 'windows.md').write_bytes('# Saved by PowerShell\n'.encode('utf-16'))
         with open(notes / 'big.md', 'wb') as big:
             big.truncate(30 * 1024 * 1024)
         os.mkfifo(notes / 'fifo.md')
@@ -109,6 +110,7 @@ class HostileTreeTests(TempDirCase):
             'locked.md:0: skipped: permission denied',
             'loop.md:0: skipped: symbolic link (not followed)',
             'nul.md:2: skipped: binary file (contains NUL bytes)',
+            'windows.md:1: skipped: UTF-16 text (save it as UTF-8 to index it)',
             'outdir:0: skipped: symbolic link (not followed)',
             'self:0: skipped: symbolic link (not followed)',
             'sock.md:0: skipped: not a regular file'}
