@@ -5913,6 +5913,7 @@ class Statistics(NamedTuple):
 def search_index(index, question, top_k=DEFAULT_TOP_K, accept_path=None, explain=False):
     """Rank chunks for a question with BM25F; only chunks sharing a term are touched.
     With explain, each hit says what gave its score (explain_chunk)."""
+    question = TERMINAL_CODES.sub('', question)
     terms = with_compounds(query_terms(question), [index['compounds']])
     matches, counts = term_matches(index, terms, accept_path)
     statistics = Statistics(counts, index['total'], index['averages'])
@@ -6120,10 +6121,12 @@ def rerank_by_name(index, question, scores, top_k, file_factors):
     read = [dict(entries[n]) for n in ranked[:phrase_depth(question)]]
     with_text(index, [hit for hit in read if 'text' not in hit])    # in memory: they have it
     for n, hit in zip(ranked, read):
-        held = phrase_words(question, hit['text'])
+        held = phrase_words(question, hit['text'], hit.get('language', 'python'))
         if held >= PHRASE_MIN_WORDS:
             factors[n]['phrase'] = phrase_weight(question, held)
             scores[n] *= factors[n]['phrase']
+            for private in ('private name', 'internal path'):   # it says what was pasted:
+                scores[n] /= factors[n].pop(private, 1.0)       # private or not, it is asked
         elif raised and defines_type(hit, raised) and MESSAGE_TYPE_WEIGHT != 1.0:
             scores[n] *= MESSAGE_TYPE_WEIGHT
             factors[n]['message type'] = MESSAGE_TYPE_WEIGHT
@@ -6231,6 +6234,10 @@ def dropped_words(question, terms):
 
 
 MESSAGE_TYPE = re.compile(r'\s*([A-Za-z_][\w.]*)\s*:\s')
+LOG_LINE_HEAD = re.compile(r'(?:\s*(?:\d[-\d/:.,T+Z]*|\[[^\]\n]*\]|(?:TRACE|DEBUG|INFO|NOTICE|WARN'
+                           r'|WARNING|ERROR|CRITICAL|FATAL|SEVERE)\b:?))*')   # a log line's time,
+                            # [fields] and level, before the message it logged
+TERMINAL_CODES = re.compile(r'\x1b\[[0-9;?]*[A-Za-z]')   # the colours of a pasted terminal line
 MESSAGE_MARKS = re.compile(                 # what a message has and words seldom do ...
     r'[:"=()<>\[\]{}]|\B\'|\'\B'            # (an apostrophe in a word is no quote) ...
     r'|(?:^|\s)/\w[^\s/]*/|\w/[^\s/]+/\S*\.[A-Za-z]')   # ... and an absolute path or one to
@@ -6247,23 +6254,35 @@ def message_type(question):
     'zipfile.BadZipFile: File is not a zip file'), or '' when fewer than
     PHRASE_WHOLE_WORDS words follow it.  The asker wants the code that raises or logs the
     message, not the type's own definition (or constructor): it earns no exact name."""
-    match = MESSAGE_TYPE.match(question)
+    match = message_type_match(question)
     if match and len(question_words(question[match.end():])) >= PHRASE_WHOLE_WORDS:
         return match.group(1).lower()
     return ''
+
+
+def message_type_match(question):
+    """The MESSAGE_TYPE match of a pasted message: at its start, or after the time,
+    fields and level a log line puts before it ('2024-01-01 12:00:00,123 ERROR
+    zipfile.BadZipFile: File is not a zip file'), or None."""
+    return MESSAGE_TYPE.match(question) or MESSAGE_TYPE.match(
+        question, LOG_LINE_HEAD.match(question).end())
 
 
 def raised_type(question):
     """The name of the type a pasted message starts with, lowercased, when it is spelled
     as a type, with a capital inside ('badzipfile' of 'zipfile.BadZipFile: File is not a
     zip file'); not 'error: ...', 'INFO: ...' or 'Session: how do I ...'."""
-    name = message_type(question) and MESSAGE_TYPE.match(question).group(1).rpartition('.')[2]
+    name = message_type(question) and message_type_match(question).group(1).rpartition('.')[2]
     return name.lower() if re.search(r'[a-z][A-Z]|[A-Z][A-Z][a-z]', name) else ''
 
 
 QUOTE_START = re.compile(r'''[rbfuRBFU]{0,2}(["'`])''')    # a string's prefix and quote
 LITERAL_BODY = {'"': re.compile(r'(?:[^"\\\n]|\\.)*'), "'": re.compile(r"(?:[^'\\\n]|\\.)*"),
-                '`': re.compile(r'(?:[^`\\]|\\.)*')}   # up to its closing quote, if any
+                '`': re.compile(r'(?:[^`\\\n]|\\.)*')}   # up to its closing quote, if any
+MULTILINE_BODY = dict(LITERAL_BODY, **{'`': re.compile(r'(?:[^`\\]|\\.)*')})
+MULTILINE_BACKQUOTES = frozenset({'javascript', 'typescript', 'go'})   # `...` spans lines
+                            # in these; elsewhere a backquote (Markdown's, Kotlin's) closes
+                            # on its line, and a stray one in a comment swallows nothing
 LITERAL_JOIN = re.compile(r'\s*\+?\s*')     # between adjacent literals: 'a' 'b', 'a' + 'b'
 PLACEHOLDER = re.compile(r'%(?:\([^()]*\))?[-#0 +]*(?:[1-9]\d*)?(?:\.\d+)?[a-zA-Z]'   # %s, %(x)d
                          r'|\$?\{[^{}]*\}|\$[A-Za-z_]\w*')                     # {x}, ${x}, $x
@@ -6271,23 +6290,25 @@ PHRASE_TOKEN = re.compile(r'\x00|\w+')
 ESCAPE = re.compile(r'\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|.)', re.S)
 
 
-def quoted_literals(text):
+def quoted_literals(text, language='python'):
     """The string literals of text as written, adjacent ones joined.  A string closes
-    on its line (a backquoted one anywhere after).  In linear time: when a string does
-    not close, neither does a later one with its quote that starts before its scan
-    stopped (each such quote was escaped), so none of those is tried (string_end)."""
+    on its line (a backquoted one anywhere after, in MULTILINE_BACKQUOTES).  In linear
+    time: when a string does not close, neither does a later one with its quote that
+    starts before its scan stopped (each such quote was escaped), so none of those is
+    tried (string_end)."""
+    bodies = MULTILINE_BODY if language in MULTILINE_BACKQUOTES else LITERAL_BODY
     literals, stops, position = [], {}, 0
     while True:
         start = QUOTE_START.search(text, position)
         if not start:
             return literals
-        end = string_end(text, start, stops)
+        end = string_end(text, start, stops, bodies)
         if end is None:
             position = start.start() + 1
             continue
         while True:
             following = QUOTE_START.match(text, LITERAL_JOIN.match(text, end).end())
-            following_end = following and string_end(text, following, stops)
+            following_end = following and string_end(text, following, stops, bodies)
             if not following_end:
                 break
             end = following_end
@@ -6295,13 +6316,14 @@ def quoted_literals(text):
         position = end
 
 
-def string_end(text, start, stops):
+def string_end(text, start, stops, bodies):
     """Where the string that start (a QUOTE_START match) opens ends, or None when it
-    does not close; stops keeps, per quote, where the scan of one that did not stopped."""
+    does not close; stops keeps, per quote, where the scan of one that did not stopped;
+    bodies: LITERAL_BODY or MULTILINE_BODY."""
     quote, opening = start.group(1), start.end()
     if opening <= stops.get(quote, -1):
         return None
-    end = LITERAL_BODY[quote].match(text, opening).end()
+    end = bodies[quote].match(text, opening).end()
     if text.startswith(quote, end):
         return end + 1
     stops[quote] = end
@@ -6313,7 +6335,7 @@ def question_words(question):
     return [word.lower() for word in re.findall(r'\w+', question)]
 
 
-def phrase_words(question, text):
+def phrase_words(question, text, language='python'):
     """The most words of one string literal in text (adjacent literals joined) that the
     question holds in a row; a placeholder (%s, {name}, ${x}, $x) matches any one to
     PLACEHOLDER_WORDS words.  A question holding the whole of a literal of at least
@@ -6325,9 +6347,12 @@ def phrase_words(question, text):
     A pasted error message or log line then finds the code that prints it."""
     asked = question_words(question)
     wanted, said = set(asked), ' '.join(question.lower().split())
+    places = {}
+    for place, word in enumerate(asked, 1):
+        places.setdefault(word, []).append(place)
     marked, pasted = bool(MESSAGE_MARKS.search(question)), bool(PASTED.search(question))
     best = 0
-    for literal in quoted_literals(text):
+    for literal in quoted_literals(text, language):
         body = literal_body(literal)
         tokens = [token.lower() for token in   # lowercased after parting: İ is one letter
                   PHRASE_TOKEN.findall(PLACEHOLDER.sub('\x00', body))]
@@ -6336,20 +6361,28 @@ def phrase_words(question, text):
             short = marked or (pasted and '\x00' in tokens)
             best = max(best, len(words) if len(words) >= PHRASE_MIN_WORDS else
                        PHRASE_MIN_WORDS if short else 0)
-        if len(wanted.intersection(tokens)) < PHRASE_MIN_WORDS:
-            continue
-        run = 0
-        previous = [0] * (len(asked) + 1)           # words matched in a row, ending here
-        for token in tokens:
-            current = [0] * (len(asked) + 1)
-            for j, word in enumerate(asked, 1):
-                if token == '\x00':
-                    current[j] = max(previous[max(0, j - PLACEHOLDER_WORDS):j])
-                elif token == word:
-                    current[j] = previous[j - 1] + 1
-            run = max(run, max(current))
-            previous = current
-        best = max(best, run)
+        if len(wanted.intersection(tokens)) >= PHRASE_MIN_WORDS:
+            best = max(best, longest_run(tokens, places, len(asked)))
+    return best
+
+
+def longest_run(tokens, places, asked):
+    """The most of a question's words that a literal's tokens (\x00 a placeholder, which
+    stands for one to PLACEHOLDER_WORDS words) hold in a row; places: {word: its places
+    in the question, from 1}, asked: how many words it has.  Only the places a run
+    reaches are kept, so a long question and a long literal stay cheap."""
+    best, previous = 0, {}          # {place in the question: words matched in a row to it}
+    for token in tokens:
+        if token == '\x00':
+            current = {}
+            for place, count in previous.items():
+                for after in range(place + 1, min(place + PLACEHOLDER_WORDS, asked) + 1):
+                    current[after] = max(current.get(after, 0), count)
+        else:
+            current = {place: previous.get(place - 1, 0) + 1 for place in places.get(token, ())}
+        if current:
+            best = max(best, max(current.values()))
+        previous = current
     return best
 
 
@@ -6363,7 +6396,7 @@ def literal_body(literal):
         if not start:
             return ESCAPE.sub(lambda escape: escape.group()[1] if escape.group()[1] in
                               '\'"`\\' else ' ', ''.join(parts))
-        body = LITERAL_BODY[start.group(1)].match(literal, start.end())
+        body = MULTILINE_BODY[start.group(1)].match(literal, start.end())
         parts.append(body.group())
         position = LITERAL_JOIN.match(literal, body.end() + 1).end()
 
@@ -6462,7 +6495,9 @@ def open_repos(specs, load=None):
 def search_repos(repos, question, top_k=DEFAULT_TOP_K, accept=None, explain=False):
     """The top_k hits of several indexes for a question, each with its 'repo', scored
     with statistics shared by all of them (one index: exactly search_index).
-    accept(repo) gives a path predicate for a repo, or None."""
+    accept(repo) gives a path predicate for a repo, or None.  A terminal's colour codes
+    in a pasted line are not words (TERMINAL_CODES)."""
+    question = TERMINAL_CODES.sub('', question)
     terms = with_compounds(query_terms(question), [repo.index['compounds'] for repo in repos])
     averages = shared_averages(repos)
     found, counts = [], collections.Counter()

@@ -134,6 +134,47 @@ class RankingTests(RankingCase):
             ['headererror', 'oserror', '', '', ''])
         self.assertEqual(search_tree(root, 'HeaderError', 1)[0]['symbol'], 'HeaderError')
 
+    def test_a_logged_or_coloured_message_finds_its_raiser_not_its_type(self):
+        root = self.tmp / 'mail'
+        write(root / 'errors.py', (
+            'class HeaderError(ValueError):\n'
+            '    """A header line could not be parsed: it has no colon."""\n'))
+        write(root / 'headers.py', (
+            'def _parse_header_line(line):\n'
+            '    if ":" not in line:\n'
+            f'        raise HeaderError("{MESSAGE}" % (line, line))\n'
+            '    return line\n'
+            '\n\n'
+            'def parse_headers(text):\n'
+            '    """Parse the header lines of a request: a header line holds a colon,\n'
+            '    and the host header line could not be parsed without one."""\n'
+            '    return [_parse_header_line(line) for line in text.splitlines()]\n'))
+        message = "errors.HeaderError: could not parse the header line 'Host x': expected a " \
+                  "colon after Host x"
+        for pasted in (message, f'2026-12-06 15:04:26,318 ERROR [worker-2] {message}',
+                       f'\x1b[31mERROR\x1b[0m {message}'):
+            hits = search_tree(root, pasted, 3)
+            self.assertEqual(hits[0]['symbol'], '_parse_header_line', pasted)
+            self.assertNotIn('private name', hits[0]['explain']['factors'])  # it says it
+            self.assertEqual(code_search.raised_type(code_search.TERMINAL_CODES.sub('', pasted)),
+                             'headererror')
+        self.assertNotIn('31m', search_tree(root, f'\x1b[31m{message}', 1)[0]['explain']
+                         ['missing'] + search_tree(root, f'\x1b[31m{message}', 1)[0]
+                         ['explain']['dropped'])
+        self.assertIn('private name', search_tree(root, 'parse a header line', 3)[1]
+                      ['explain']['factors'])         # a question in words: private still lower
+
+    def test_a_stray_backquote_makes_no_literal_of_code_outside_javascript_and_go(self):
+        text = ('# a stray ` quote\n'
+                'if could_not(open): the(frobnicator.device) is now failing\n'
+                '# and ` another\n')
+        question = 'ValueError: could not open the frobnicator device now'
+        self.assertEqual(code_search.phrase_words(question, text, 'python'), 0)   # it is code
+        self.assertEqual(code_search.phrase_words(question, text, 'javascript'), 4)  # a template
+        template = 'throw new Error(`could not open\nthe frobnicator device now`);\n'
+        self.assertEqual(code_search.phrase_words(question, template, 'javascript'), 7)
+        self.assertEqual(code_search.phrase_words(question, template, 'kotlin'), 0)
+
     def test_a_pasted_message_finds_the_whole_of_a_short_literal(self):
         # 'negative PUT argument' has three words, fewer than PHRASE_MIN_WORDS: pasted,
         # all of them in a row still count; asked in words, or only in part, they do not.
