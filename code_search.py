@@ -570,9 +570,11 @@ def is_binary_name(relative):
 
 
 def binary_reason(data):
-    """Why a file holding NUL bytes is skipped: UTF-16 text (it starts with its byte
-    order mark) is named as such, since saving it as UTF-8 is all it needs."""
-    if data.startswith((b'\xff\xfe', b'\xfe\xff')):
+    """Why a file holding NUL bytes is skipped: UTF-16 text (its byte order mark, then
+    16-bit units none of which is NUL) is named as such, since saving it as UTF-8 is all
+    it needs."""
+    if data.startswith((b'\xff\xfe', b'\xfe\xff')) and len(data) % 2 == 0 \
+            and 0 not in memoryview(data).cast('H')[1:]:
         return 'skipped: UTF-16 text (save it as UTF-8 to index it)'
     return 'skipped: binary file (contains NUL bytes)'
 
