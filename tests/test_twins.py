@@ -371,12 +371,16 @@ class QuestionWordTwinTests(TempDirCase):
                     self.assertEqual(found[0][key], expected, question)
 
 
+class OneTextTwinTests(TempDirCase):
+    def test_what_both_files_write_out_is_one_text(self):
+        for name in ('standard_spelling', 'request_failed', 'binary_reason'):
+            self.assertEqual(inspect.getsource(getattr(code_search, name)),
+                             inspect.getsource(getattr(notes_search, name)), name)
+
+
 class SpellingTwinTests(TempDirCase):
     def test_a_loanword_spelled_either_way_finds_the_same(self):
         self.assertEqual(code_search.KOREAN_SPELLINGS, notes_search.KOREAN_SPELLINGS)
-        for name in ('standard_spelling', 'request_failed'):     # one text in both files
-            self.assertEqual(inspect.getsource(getattr(code_search, name)),
-                             inspect.getsource(getattr(notes_search, name)), name)
         for tool in (code_search, notes_search):            # 초기화일 때: initialising, no file
             self.assertEqual(tool.standard_spelling('초기화일'), '초기화일')
         self.assertEqual(code_search.word_terms('디렉토리인지'),   # spelled, then its particle
