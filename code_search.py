@@ -6128,7 +6128,8 @@ def rerank_by_name(index, question, scores, top_k, file_factors):
             factors[n]['phrase'] = phrase_weight(question, held)
             scores[n] *= factors[n]['phrase']
             for private in ('private name', 'internal path'):   # it says what was pasted:
-                scores[n] /= factors[n].pop(private, 1.0)       # private or not, it is asked
+                if factors[n].get(private):                     # private or not, it is
+                    scores[n] /= factors[n].pop(private)        # asked (unless weighed 0)
         elif raised and defines_type(hit, raised) and MESSAGE_TYPE_WEIGHT != 1.0:
             scores[n] *= MESSAGE_TYPE_WEIGHT
             factors[n]['message type'] = MESSAGE_TYPE_WEIGHT

@@ -163,6 +163,10 @@ class RankingTests(RankingCase):
                          ['explain']['dropped'])
         self.assertIn('private name', search_tree(root, 'parse a header line', 3)[1]
                       ['explain']['factors'])         # a question in words: private still lower
+        with unittest.mock.patch.object(code_search, 'PRIVATE_NAME_WEIGHT', 0.0):  # set to 0
+            hits = search_tree(root, message, 3)
+        self.assertEqual((hits[0]['symbol'], hits[-1]['symbol'], hits[-1]['score']),
+                         ('parse_headers', '_parse_header_line', 0.0))
 
     def test_a_stray_backquote_makes_no_literal_of_code_outside_javascript_and_go(self):
         text = ('# a stray ` quote\n'
