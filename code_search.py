@@ -6258,24 +6258,26 @@ def message_type(question):
     PHRASE_WHOLE_WORDS words follow it.  The asker wants the code that raises or logs the
     message, not the type's own definition (or constructor): it earns no exact name."""
     match = message_type_match(question)
-    if match and len(question_words(question[match.end():])) >= PHRASE_WHOLE_WORDS:
-        return match.group(1).lower()
-    return ''
+    return match.group(1).lower() if match else ''
 
 
 def message_type_match(question):
-    """The MESSAGE_TYPE match of a pasted message: at its start, or after the time,
-    fields and level a log line puts before it ('2024-01-01 12:00:00,123 ERROR
-    zipfile.BadZipFile: File is not a zip file'), or None."""
-    return MESSAGE_TYPE.match(question) or MESSAGE_TYPE.match(
+    """The MESSAGE_TYPE match of a pasted message (see message_type): at its start, or
+    after the time, fields and level a log line puts before it ('2024-01-01
+    12:00:00,123 ERROR zipfile.BadZipFile: File is not a zip file'), or None."""
+    match = MESSAGE_TYPE.match(question) or MESSAGE_TYPE.match(
         question, LOG_LINE_HEAD.match(question).end())
+    if match and len(question_words(question[match.end():])) >= PHRASE_WHOLE_WORDS:
+        return match
+    return None
 
 
 def raised_type(question):
     """The name of the type a pasted message starts with, lowercased, when it is spelled
     as a type, with a capital inside ('badzipfile' of 'zipfile.BadZipFile: File is not a
     zip file'); not 'error: ...', 'INFO: ...' or 'Session: how do I ...'."""
-    name = message_type(question) and message_type_match(question).group(1).rpartition('.')[2]
+    match = message_type_match(question)
+    name = match.group(1).rpartition('.')[2] if match else ''
     return name.lower() if re.search(r'[a-z][A-Z]|[A-Z][A-Z][a-z]', name) else ''
 
 
