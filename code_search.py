@@ -10179,6 +10179,7 @@ KOREAN_GLOSSARY_TEXT = '''
 디렉터리	directory dir folder
 디렉터리명	dirname directory
 디렉터리인지	isdir directory
+디바운스	debounce
 디바이스	device dev
 디버거	debugger pdb
 디버그	debug debugger pdb
@@ -10223,6 +10224,7 @@ KOREAN_GLOSSARY_TEXT = '''
 레지스터	register
 레코드	record row
 레퍼런스	reference ref
+렉서	lexer lex
 렌더링	render rendering
 로거	logger logging
 로그	log logging logger
@@ -10240,6 +10242,7 @@ KOREAN_GLOSSARY_TEXT = '''
 루프	loop
 리눅스	linux posix
 리더	reader
+리듀스	reduce
 리드	read
 리디렉션	redirect
 리디렉트	redirect
@@ -10252,8 +10255,11 @@ KOREAN_GLOSSARY_TEXT = '''
 리스트컴프리헨션	comprehension listcomp
 리스폰스	response
 리슨	listen
+리절트	result
 리퀘스트	request
+리터럴	literal
 리턴코드	returncode
+리트라이	retry
 리포지토리	repository repo
 리플레이스	replace
 리플렉션	reflection reflect
@@ -10293,6 +10299,7 @@ KOREAN_GLOSSARY_TEXT = '''
 매직메서드	dunder magic special
 매치	match
 매칭	match
+매크로	macro
 매핑	map mapping
 맥	macos darwin mac
 맨뒤	back last tail
@@ -10300,8 +10307,10 @@ KOREAN_GLOSSARY_TEXT = '''
 맵	map
 맵핑	mapping map
 머신	machine vm
+머지	merge
 멀티스레드	threading thread
 멀티스레딩	threading thread
+멀티캐스트	multicast
 멀티파트	multipart
 멀티프로세스	multiprocessing process
 멀티프로세싱	multiprocessing process pool
@@ -10407,11 +10416,13 @@ KOREAN_GLOSSARY_TEXT = '''
 발행	publish
 밝기	brightness
 방지	prevent avoid
+방출	emit
 방향	direction orientation
 방화벽	firewall
 배경	background
 배경색	background bg
 배리어	barrier
+배압	backpressure
 배열	array
 배치	batch layout place
 배포	distribution dist distribute
@@ -10422,6 +10433,7 @@ KOREAN_GLOSSARY_TEXT = '''
 백슬래시	backslash
 백업	backup copy
 백엔드	backend
+백프레셔	backpressure
 밸류	value
 버그	bug
 버림	trunc floor
@@ -10607,6 +10619,7 @@ KOREAN_GLOSSARY_TEXT = '''
 서명검증	verify signature
 서버	server
 서브볼륨	subvolume
+서브젝트	subject
 서브커맨드	subcommand subparsers
 서브클래스	subclass
 서브프로세스	subprocess process
@@ -10702,6 +10715,7 @@ KOREAN_GLOSSARY_TEXT = '''
 스레드아이디	ident get_ident thread
 스레드안전	threadsafe lock
 스레드풀	threadpoolexecutor pool threadpool
+스로틀	throttle
 스왑	swap
 스위트	suite
 스캔	scan
@@ -10779,6 +10793,7 @@ KOREAN_GLOSSARY_TEXT = '''
 심볼릭링크	symlink link
 십육진수	hex hexadecimal
 십진수	decimal
+싱글턴	singleton
 싱글톤	singleton
 싱크	sync
 쌍	pair tuple
@@ -10839,6 +10854,7 @@ KOREAN_GLOSSARY_TEXT = '''
 어제	yesterday
 어트리뷰트	attribute attr
 억제	suppress
+언더플로	underflow
 언랩	unwrap
 언어	language lang
 언패킹	unpack unpacking
@@ -10914,9 +10930,11 @@ KOREAN_GLOSSARY_TEXT = '''
 오버레이	overlay
 오버로드	overload
 오버로딩	overload
+오버플로	overflow
 오버플로우	overflow
 오브젝트	object
 오차	tolerance error epsilon
+오퍼레이터	operator
 오프셋	offset seek
 오픈	open
 올려	upload raise
@@ -10928,6 +10946,8 @@ KOREAN_GLOSSARY_TEXT = '''
 옮긴	moved move
 옵셔널	optional
 옵션	option options opt
+옵저버	observer
+옵저버블	observable
 와일드카드	wildcard glob fnmatch
 완료	done complete finished
 외래키	foreign key
@@ -11022,6 +11042,7 @@ KOREAN_GLOSSARY_TEXT = '''
 이진트리	binary tree
 이차원	matrix grid 2d
 이터러블	iterable
+이터레이션	iteration iterate
 이터레이터	iterator iter
 익명	anonymous
 익명함수	lambda anonymous
@@ -11045,6 +11066,7 @@ KOREAN_GLOSSARY_TEXT = '''
 인터넷	internet network
 인터랙티브	interactive
 인터럽트	interrupt keyboardinterrupt
+인터벌	interval
 인터페이스	interface
 인터프리터	interpreter executable
 인트	int
@@ -11346,6 +11368,7 @@ KOREAN_GLOSSARY_TEXT = '''
 커스텀	custom
 컨디션	condition
 컨스트럭터	constructor
+컨캣	concat
 컨테이너	container
 컨텍스트	context
 컨텍스트매니저	context manager with
@@ -11355,6 +11378,7 @@ KOREAN_GLOSSARY_TEXT = '''
 컬럼	column col
 컬렉션	collection collections
 컴파일	compile
+컴패레이터	comparator compare
 컴포넌트	component
 컴퓨터	computer machine
 컴퓨팅	compute computing
@@ -11431,6 +11455,7 @@ KOREAN_GLOSSARY_TEXT = '''
 테스트스위트	suite testsuite
 테스트케이스	testcase test
 테이블	table
+테이크	take
 텍스트	text
 템플릿	template
 토글	toggle
@@ -11571,6 +11596,7 @@ KOREAN_GLOSSARY_TEXT = '''
 프린트	print
 플래그	flag flags
 플래시	flash
+플랫맵	flatmap flat
 플랫폼	platform
 플러그인	plugin
 플러시	flush

@@ -192,6 +192,7 @@ class TutorialApiTests(unittest.TestCase):
                        or not code_search.HANGUL.match(word)]
         self.assertEqual(unreachable, [])
         self.assertEqual(code_search.korean_meanings('압축을')[:1], ['compress'])
+        self.assertEqual(code_search.korean_meanings('옵저버블을'), ['observable'])  # a loanword
         meaningless = [word for word, english in code_search.KOREAN_GLOSSARY.items()
                        if not any(code_search.word_terms(meaning) for meaning in english)]
         self.assertEqual(meaningless, [])      # only stop words: the entry would do nothing
