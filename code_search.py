@@ -75,7 +75,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'code_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 8          # layout of the index file (8: the counts compounds are mined from)
-PARSER_VERSION = 22         # how files become chunks; a change re-parses every file
+PARSER_VERSION = 23         # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 5       # how text becomes terms; a change re-parses every file
                             # (5: Korean loanwords spelled one way, KOREAN_SPELLINGS)
 
@@ -119,9 +119,10 @@ COMPOUND_MAX_LENGTH = 20    # ... in names this long at most (longer terms are d
 COMPOUND_MIN_USES = 5       # ... and used alone in this many fields of files of the index
 COMPOUND_LIMIT = 30         # compounds kept per part, the most used first
 COMPOUND_PREFIXES = frozenset(('is', 'has', 'to', 'as'))   # stop words compounds begin with
-PRIVATE_NAME_WEIGHT = 0.85  # private definitions (_name, `private`, Go's lowercase) rank
-                            # lower, and so do those in private folders (INTERNAL_PATH),
-                            # unless the question asks how code works (INSIDES_QUESTION)
+PRIVATE_NAME_WEIGHT = 0.85  # private definitions (_name, `private`, Go's lowercase, Java's
+                            # package access) rank lower, and so do those in private
+                            # folders (INTERNAL_PATH), unless the question asks how code
+                            # works (INSIDES_QUESTION)
 EXPORTED_WEIGHT = 1.3       # definitions a module lists in __all__: its public API
 MODULE_CODE_WEIGHT = 0.7    # a file's code outside definitions, whose docstring sums it up
 METHOD_WEIGHT = 0.8         # a Python method: a question in words more often wants a function
@@ -1424,7 +1425,9 @@ def c_family_definitions(text, language, relative):
         start, end = line_of(scanned, decl.start), line_of(scanned, decl.end)
         while types and types[-1].end < start:
             types.pop()
-        private = declared_private(scanned, decl) or bool(types and types[-1].private)
+        in_interface = bool(types) and types[-1].kind in IMPLICITLY_PUBLIC
+        private = declared_private(scanned, decl, language == 'java' and not in_interface) \
+            or bool(types and types[-1].private)
         found.append(Definition(decl.name, decl.kind, start, end, docs.before(decl.start),
                                 types[-1].doc if types else '', receiver=decl.receiver,
                                 trait=decl.trait, private=private))
@@ -1462,10 +1465,12 @@ def overloads_folded(definitions, bodiless):
     return folded
 
 
-def declared_private(scanned, decl):
+def declared_private(scanned, decl, package_private=False):
     """Whether a declaration's modifiers, before its name, say `private` (Java, Kotlin,
     TypeScript; Go and Rust have no such word): `class HttpUrl private constructor(`
-    declares a public class."""
+    declares a public class.  With package_private (Java outside an interface), saying
+    neither `public` nor `protected` is private too: Java's default access keeps a
+    declaration inside its package, out of the API."""
     end = decl.body[0] if decl.body else decl.end
     start = skip_annotations(scanned.masked, scanned.pairs, decl.start, end)
     stop = HEAD_STOP.search(scanned.masked, start, end)   # (not a slice to end: nested
@@ -1473,10 +1478,15 @@ def declared_private(scanned, decl):
     name = decl.name.rpartition('.')[2]
     named = next((word.start() for word in NAME_WORD.finditer(head) if word.group() == name),
                  len(head))
-    return bool(PRIVATE_MODIFIER.search(head, 0, named))
+    if PRIVATE_MODIFIER.search(head, 0, named):
+        return True
+    return package_private and not PUBLIC_MODIFIER.search(head, 0, named)
 
 
 PRIVATE_MODIFIER = re.compile(r'(?<![\w$.])private(?![\w$])')
+PUBLIC_MODIFIER = re.compile(r'(?<![\w$.])(?:public|protected)(?![\w$])')
+IMPLICITLY_PUBLIC = frozenset({'interface', 'annotation'})   # Java types whose members
+                                                             # are public when they say nothing
 HEAD_STOP = re.compile(r'[(={]')
 NAME_WORD = re.compile(r'[\w$]+')
 CODE_CHARACTER = re.compile(r'\S+')
@@ -4886,7 +4896,8 @@ def with_compounds(terms, tables):
 # definitions could not be read ('' when they could).  "rows" holds a file's chunks as
 # 'symbol kind start end exported receiver trait private', tab-separated, a line each
 # (exported is 1 when a Python module's __all__ lists the chunk's top-level name,
-# private when a Java, Kotlin or TypeScript declaration says `private`), and
+# private when a Java, Kotlin or TypeScript declaration or its type says `private`, or
+# a Java one outside an interface says neither `public` nor `protected`), and
 # "lengths" the length of each field of each chunk, space-separated: strings that a
 # search decodes only for the files it touches.  A term's posting is "fid field
 # entries;fid field entries;...", an entry being a chunk number within the file or a

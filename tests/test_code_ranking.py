@@ -459,7 +459,7 @@ class PrivateTests(TempDirCase):
             '    public void grow() { growTable(2); }\n'
             '\n'
             '    /** Grow the privateKey table. */\n'
-            '    int privateKey() { return 1; }\n'
+            '    public int privateKey() { return 1; }\n'
             '}\n'))
         write(root / 'store.ts', (
             'export class Cache {\n'
@@ -483,6 +483,40 @@ class PrivateTests(TempDirCase):
         self.assertEqual(private, {'Store.growTable', 'Cache.growTable', 'Cache.#growSecret',
                                    'Shelf.growShelf'})
         self.assertIn('Store.privateKey', hits)     # a name holding 'private' is not private
+
+
+    def test_java_package_access_is_private_but_an_interface_member_is_public(self):
+        root = self.tmp / 'pool'
+        write(root / 'Pool.java', (
+            'public class Pool {\n'
+            '    /** Grows the pool of workers. */\n'
+            '    public void grow() { }\n'
+            '    /** Grows the pool of workers by one. */\n'
+            '    protected void growOne() { }\n'
+            '    /** Grows the pool of workers now. */\n'
+            '    void growNow() { }\n'
+            '}\n'
+            '\n'
+            'class Workers {\n'
+            '    /** Grows the pool of workers. */\n'
+            '    public void grow() { }\n'
+            '}\n'
+            '\n'
+            'public interface Growing {\n'
+            '    /** Grows the pool of workers. */\n'
+            '    void grow();\n'
+            '}\n'
+            '\n'
+            'public @interface Grows {\n'
+            '    /** Grows the pool of workers. */\n'
+            '    int grow();\n'
+            '}\n'))
+        hits = search_tree(root, 'grow the pool of workers', 10)
+        methods = {hit['symbol']: hit['explain']['factors'] for hit in hits
+                   if hit['symbol'].endswith(('.grow', '.growOne', '.growNow'))}
+        self.assertEqual(len(methods), 6)
+        self.assertEqual({symbol for symbol, factors in methods.items()
+                          if 'private name' in factors}, {'Pool.growNow', 'Workers.grow'})
 
 
 class ProseFileTests(TempDirCase):
