@@ -5807,6 +5807,7 @@ TEST_PATH = re.compile(r'(^|/)(tests?|testing|idle_test|__tests__|testdata|bench
                        r'|(^|/)test_[^/]*$|(^|/)tests?\.rs$'
                        r'|_tests?\.(py|go|rs)$|(Tests?|Spec)\.(java|kt|kts)$'
                        r'|\.(test|spec)\.[cm]?[jt]sx?$')
+RUST_TEST_MODULE = re.compile(r'(^|\.)tests?\.')   # Rust: in a `mod tests` of a source file
 
 
 def make_search_index(chunks, root='', skipped=()):
@@ -6052,7 +6053,7 @@ def score_matches(index, question, terms, matches, statistics, top_k, explain=Fa
                 if holds and weight != 1.0}
             file_weights[relative] = math.prod(file_factors[relative].values())
         scores[n] *= file_weights[relative]
-    ranked = rerank_by_name(index, question, scores, top_k, file_factors)
+    ranked = rerank_by_name(index, question, scores, top_k, file_factors, wants_tests)
     if explain:
         dropped = dropped_words(question, terms)
         for n, hit, factors in ranked:
@@ -6093,11 +6094,12 @@ def phrase_depth(question):
     return 0
 
 
-def rerank_by_name(index, question, scores, top_k, file_factors):
+def rerank_by_name(index, question, scores, top_k, file_factors, wants_tests=False):
     """The top_k (chunk number, hit, its factors) after the exact-name, private-name,
-    exported, module-code, method, type, phrase, message-type and repeated-name weights
-    have been applied to the leading candidates; a hit's factors are these and those of
-    its file (file_factors, already in scores).
+    test-module, exported, module-code, method, type, phrase, message-type and
+    repeated-name weights have been applied to the leading candidates; a hit's factors
+    are these and those of its file (file_factors, already in scores).  Unless the
+    question wants_tests, a Rust `mod tests` weighs as a test file does.
 
     Only the best RERANK_DEPTH candidates are looked at, so a search decodes the chunk
     names of a few files, not of every file a common word touches; only the best
@@ -6120,6 +6122,10 @@ def rerank_by_name(index, question, scores, top_k, file_factors):
         for what, weight, holds in (('exact name', EXACT_NAME_WEIGHT, exact),
                                     ('private name', PRIVATE_NAME_WEIGHT,
                                      private_name(entry) and not insides),
+                                    ('test module', TEST_FILE_WEIGHT,
+                                     not wants_tests and 'test file' not in applied
+                                     and entry.get('language') == 'rust'
+                                     and bool(RUST_TEST_MODULE.search(entry['symbol']))),
                                     ('exported', EXPORTED_WEIGHT, bool(entry.get('exported'))),
                                     ('module code', MODULE_CODE_WEIGHT,
                                      entry['symbol'] == '<module>'),

@@ -799,6 +799,32 @@ class ConceptTests(TempDirCase):
         asked = search_tree(root, 'zip 파일 검사 테스트', 1)[0]          # 테스트 asks for tests
         self.assertNotIn('test file', asked['explain']['factors'])
 
+    def test_a_rust_test_module_ranks_below_the_code_it_tests(self):
+        root = self.tmp / 'headers'
+        write(root / 'src' / 'lib.rs', (
+            '/// Splits a header line into its name and value.\n'
+            'pub fn split_header(line: &str) -> (&str, &str) {\n'
+            '    line.split_once(": ").unwrap_or((line, ""))\n'
+            '}\n'
+            '\n'
+            '#[cfg(test)]\n'
+            'mod tests {\n'
+            '    use super::*;\n'
+            '\n'
+            '    /// A header line splits into its name and value.\n'
+            '    #[test]\n'
+            '    fn split_header_line_into_name_and_value() {\n'
+            '        assert_eq!(split_header("a: b"), ("a", "b"));\n'
+            '    }\n'
+            '}\n'))
+        hits = search_tree(root, 'split a header line into its name and value', 2)
+        self.assertEqual([hit['symbol'] for hit in hits],
+                         ['split_header', 'tests.split_header_line_into_name_and_value'])
+        assert_demoted(self, hits, 'test module', code_search.TEST_FILE_WEIGHT)
+        asked = search_tree(root, 'test that splits a header line into name and value', 1)
+        self.assertEqual(asked[0]['symbol'], 'tests.split_header_line_into_name_and_value')
+        self.assertNotIn('test module', asked[0]['explain']['factors'])
+
     def test_a_meaning_or_synonym_does_not_bring_its_one_letter_or_digit_parts(self):
         # 국제화 means i18n, not i, 18 and n: a function whose only match is its n is no hit.
         root = self.tmp / 'stats'
