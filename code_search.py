@@ -76,8 +76,8 @@ TOOL = 'code_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 8          # layout of the index file (8: the counts compounds are mined from)
 PARSER_VERSION = 23         # how files become chunks; a change re-parses every file
-TOKENIZER_VERSION = 5       # how text becomes terms; a change re-parses every file
-                            # (5: Korean loanwords spelled one way, KOREAN_SPELLINGS)
+TOKENIZER_VERSION = 6       # how text becomes terms; a change re-parses every file
+                            # (6: a Korean particle alone, as in JSON으로, is no term)
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
 DEFAULT_TOP_K = 2           # the tutorial's default
@@ -4614,8 +4614,11 @@ def stem(word):
 @functools.lru_cache(maxsize=1 << 17)
 def word_terms(word):
     """Terms of one word: the whole identifier, then its parts (snake, camel, digits); a
-    Korean word less its particle, its loanwords spelled one way (standard_spelling)."""
+    Korean word less its particle, its loanwords spelled one way (standard_spelling); none
+    for a particle alone (the 로 of asyncio로), as notes_search has none."""
     if HANGUL.match(word):
+        if word in KOREAN_PARTICLES:
+            return ()
         return (strip_particle(standard_spelling(word)),)
     raw = [p.lower() for piece in word.split('_') for p in IDENTIFIER_PART.findall(piece)]
     parts = [stem(p) for p in raw if p not in STOP_WORDS]

@@ -204,6 +204,16 @@ class TutorialApiTests(unittest.TestCase):
             result = run_cli(folder, '홈디렉터리 정리', '--json')
             self.assertEqual(json.loads(result.stdout)['results'][0]['symbol'], 'step2')
 
+    def test_a_particle_after_an_english_word_is_not_searched_for(self):
+        # asyncio로 is asyncio and the particle 로, which says nothing of the answer.
+        self.assertNotIn('로', code_search.query_terms('asyncio로 접속하기').weights)
+        with tempfile.TemporaryDirectory() as folder:
+            write(Path(folder) / 'net.py', 'def send():\n    """HTTP로 요청을 보낸다."""\n\n\n'
+                                           'def connect():\n    """서버에 접속한다."""\n')
+            result = run_cli(folder, 'asyncio로 접속하기', '--json', '--top-k', '5')
+            self.assertEqual([hit['symbol'] for hit in json.loads(result.stdout)['results']],
+                             ['connect'])
+
     def test_korean_question_words_are_not_searched_for(self):
         weights = code_search.query_terms('파일을 어떻게 압축할 수 있나요')[0]
         self.assertEqual(weights, code_search.query_terms('파일을 압축할')[0])
