@@ -77,7 +77,8 @@ __version__ = '1.1.0'
 FORMAT_VERSION = 8          # layout of the index file (8: the counts compounds are mined from)
 PARSER_VERSION = 23         # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 6       # how text becomes terms; a change re-parses every file
-                            # (6: a Korean particle alone, as in JSON으로, is no term)
+                            # (6: a Korean particle alone, as in JSON으로, is no term;
+                            # 싱글톤 and 오버플로우 spelled one way)
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
 DEFAULT_TOP_K = 2           # the tutorial's default
@@ -6097,7 +6098,7 @@ def phrase_depth(question):
     return 0
 
 
-def rerank_by_name(index, question, scores, top_k, file_factors, wants_tests=False):
+def rerank_by_name(index, question, scores, top_k, file_factors, wants_tests):
     """The top_k (chunk number, hit, its factors) after the exact-name, private-name,
     test-module, exported, module-code, method, type, phrase, message-type and
     repeated-name weights have been applied to the leading candidates; a hit's factors
@@ -9822,6 +9823,8 @@ KOREAN_SPELLINGS = tuple(tuple(line.split()) for line in '''
 컨솔 콘솔
 쿠베르네티스 쿠버네티스
 윈도우즈 윈도우
+싱글톤 싱글턴
+오버플로우 오버플로
 '''.split('\n') if line)
 
 
@@ -10814,7 +10817,6 @@ KOREAN_GLOSSARY_TEXT = '''
 십육진수	hex hexadecimal
 십진수	decimal
 싱글턴	singleton
-싱글톤	singleton
 싱크	sync
 쌍	pair tuple
 써	write
@@ -10951,7 +10953,6 @@ KOREAN_GLOSSARY_TEXT = '''
 오버로드	overload
 오버로딩	overload
 오버플로	overflow
-오버플로우	overflow
 오브젝트	object
 오차	tolerance error epsilon
 오퍼레이터	operator

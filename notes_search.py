@@ -70,8 +70,8 @@ TOOL = 'notes_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 6          # layout of the index file (6: the checksum covers the root)
 PARSER_VERSION = 11         # how notes become chunks; the tutorial's parser was 1
-TOKENIZER_VERSION = 5       # how text becomes terms; a change re-parses every note
-                            # (5: loanwords spelled one way, KOREAN_SPELLINGS)
+TOKENIZER_VERSION = 6       # how text becomes terms; a change re-parses every note
+                            # (6: 싱글톤 and 오버플로우 spelled one way, KOREAN_SPELLINGS)
 
 DEFAULT_INDEX = 'index.json'     # the tutorial's name; code_search's is code_index.json
 DEFAULT_TOP_K = 3
@@ -2737,6 +2737,8 @@ KOREAN_SPELLINGS = tuple(tuple(line.split()) for line in '''
 컨솔 콘솔
 쿠베르네티스 쿠버네티스
 윈도우즈 윈도우
+싱글톤 싱글턴
+오버플로우 오버플로
 '''.split('\n') if line)
 
 
