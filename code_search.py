@@ -76,9 +76,8 @@ TOOL = 'code_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 8          # layout of the index file (8: the counts compounds are mined from)
 PARSER_VERSION = 23         # how files become chunks; a change re-parses every file
-TOKENIZER_VERSION = 6       # how text becomes terms; a change re-parses every file
-                            # (6: a Korean particle alone, as in JSON으로, is no term;
-                            # 싱글톤 and 오버플로우 spelled one way)
+TOKENIZER_VERSION = 7       # how text becomes terms; a change re-parses every file
+                            # (7: 최댓값 and 최대값, 갯수 and 개수 spelled one way)
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
 DEFAULT_TOP_K = 2           # the tutorial's default
@@ -4615,8 +4614,8 @@ def stem(word):
 @functools.lru_cache(maxsize=1 << 17)
 def word_terms(word):
     """Terms of one word: the whole identifier, then its parts (snake, camel, digits); a
-    Korean word less its particle, its loanwords spelled one way (standard_spelling); none
-    for a particle alone (the 로 of asyncio로), as notes_search has none."""
+    Korean word less its particle, spelled one way (standard_spelling); none for a
+    particle alone (the 로 of asyncio로), as notes_search has none."""
     if HANGUL.match(word):
         if word in KOREAN_PARTICLES:
             return ()
@@ -4729,8 +4728,8 @@ def read_glossary(text):
 
 
 def standard_spelling(word):
-    """A Hangul word with each loanword spelled one way (KOREAN_SPELLINGS: 디렉토리
-    디렉터리), so that a text and a question that spell it differently meet."""
+    """A Hangul word with each word of KOREAN_SPELLINGS spelled one way (디렉토리 as
+    디렉터리, 최댓값 as 최대값), so that a text and a question that spell it differently meet."""
     for variant, standard in KOREAN_SPELLINGS:
         if variant in word:
             word = word.replace(variant, standard)
@@ -9787,9 +9786,11 @@ def run_mcp(args):
         sys.stdout = stdout
 
 
-# --- Data: Korean spellings of loanwords ---------------------------------------------
-# Each line: a spelling people write, then the one text and questions are searched as
-# (the standard one).  Add a line when people spell a word two ways.
+# --- Data: Korean words spelled two ways ---------------------------------------------
+# Each line: a spelling people write, then the one text and questions are searched as:
+# the standard one for loanwords; for words with and without a 사이시옷 (최댓값, 최대값),
+# the one without, whose parts the glossary knows.  Add a line when people spell a word
+# two ways.
 
 KOREAN_SPELLINGS = tuple(tuple(line.split()) for line in '''
 디렉토리 디렉터리
@@ -9825,6 +9826,16 @@ KOREAN_SPELLINGS = tuple(tuple(line.split()) for line in '''
 윈도우즈 윈도우
 싱글톤 싱글턴
 오버플로우 오버플로
+최댓값 최대값
+최솟값 최소값
+절댓값 절대값
+결괏값 결과값
+기댓값 기대값
+초깃값 초기값
+함숫값 함수값
+근삿값 근사값
+대푯값 대표값
+갯수 개수
 '''.split('\n') if line)
 
 
@@ -9905,7 +9916,7 @@ KOREAN_GLOSSARY_TEXT = '''
 게시	publish post
 게터	getter get
 결과	result output
-결괏값	result
+결과값	result
 결제	payment pay charge
 결측치	missing nan isnull
 결합	join concat combine
@@ -9998,8 +10009,7 @@ KOREAN_GLOSSARY_TEXT = '''
 기다려	wait
 기다리	wait
 기다린	wait
-기대값	expected
-기댓값	expected expectation mean
+기대값	expected expectation mean
 기록	log record write
 기본	default base basic
 기본값	default defaults
@@ -11180,7 +11190,7 @@ KOREAN_GLOSSARY_TEXT = '''
 전환	switch toggle
 절대	absolute abs
 절대경로	abspath absolute resolve
-절댓값	abs absolute
+절대값	abs absolute
 점검	check inspect
 접근	access
 접근권한	permission access
@@ -11339,13 +11349,11 @@ KOREAN_GLOSSARY_TEXT = '''
 최대값	max maximum
 최대공약수	gcd
 최대힙	heap max heapq
-최댓값	max maximum
 최빈값	mode
 최소	min minimum
 최소값	min minimum
 최소공배수	lcm
 최소힙	heapq heap min
-최솟값	min minimum
 최신	latest newest
 최적화	optimize optimization
 최종	final

@@ -70,8 +70,9 @@ TOOL = 'notes_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 6          # layout of the index file (6: the checksum covers the root)
 PARSER_VERSION = 11         # how notes become chunks; the tutorial's parser was 1
-TOKENIZER_VERSION = 6       # how text becomes terms; a change re-parses every note
-                            # (6: 싱글톤 and 오버플로우 spelled one way, KOREAN_SPELLINGS)
+TOKENIZER_VERSION = 7       # how text becomes terms; a change re-parses every note
+                            # (7: 최댓값 and 최대값, 갯수 and 개수 spelled one way,
+                            # KOREAN_SPELLINGS)
 
 DEFAULT_INDEX = 'index.json'     # the tutorial's name; code_search's is code_index.json
 DEFAULT_TOP_K = 3
@@ -695,8 +696,8 @@ def strip_particle(word):
 
 
 def standard_spelling(word):
-    """A Hangul word with each loanword spelled one way (KOREAN_SPELLINGS: 디렉토리
-    디렉터리), so that a text and a question that spell it differently meet."""
+    """A Hangul word with each word of KOREAN_SPELLINGS spelled one way (디렉토리 as
+    디렉터리, 최댓값 as 최대값), so that a text and a question that spell it differently meet."""
     for variant, standard in KOREAN_SPELLINGS:
         if variant in word:
             word = word.replace(variant, standard)
@@ -704,8 +705,8 @@ def standard_spelling(word):
 
 
 def hangul_terms(word):
-    """Syllable bigrams of a Hangul word less its trailing particle, its loanwords
-    spelled one way; a word of one or two syllables is its only term."""
+    """Syllable bigrams of a Hangul word less its trailing particle, spelled one way
+    (standard_spelling); a word of one or two syllables is its only term."""
     if word in KOREAN_PARTICLES:
         return ()
     word = strip_particle(standard_spelling(word))
@@ -2701,9 +2702,11 @@ def main(argv=None):
             return 0
 
 
-# --- Data: Korean spellings of loanwords ---------------------------------------------
-# Each line: a spelling people write, then the one text and questions are searched as
-# (the standard one).  Add a line when people spell a word two ways.
+# --- Data: Korean words spelled two ways ---------------------------------------------
+# Each line: a spelling people write, then the one text and questions are searched as:
+# the standard one for loanwords; for words with and without a 사이시옷 (최댓값, 최대값),
+# the one without, whose parts the glossary knows.  Add a line when people spell a word
+# two ways.
 
 KOREAN_SPELLINGS = tuple(tuple(line.split()) for line in '''
 디렉토리 디렉터리
@@ -2739,6 +2742,16 @@ KOREAN_SPELLINGS = tuple(tuple(line.split()) for line in '''
 윈도우즈 윈도우
 싱글톤 싱글턴
 오버플로우 오버플로
+최댓값 최대값
+최솟값 최소값
+절댓값 절대값
+결괏값 결과값
+기댓값 기대값
+초깃값 초기값
+함숫값 함수값
+근삿값 근사값
+대푯값 대표값
+갯수 개수
 '''.split('\n') if line)
 
 

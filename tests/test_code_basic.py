@@ -195,6 +195,7 @@ class TutorialApiTests(unittest.TestCase):
         self.assertEqual(code_search.korean_meanings('옵저버블을'), ['observable'])  # a loanword
         self.assertEqual(code_search.korean_meanings('싱글톤'), ['singleton'])   # spelled two
         self.assertEqual(code_search.standard_spelling('싱글톤패턴'), '싱글턴패턴')   # ways
+        self.assertEqual(code_search.korean_meanings('최댓값을'), ['max', 'maximum'])   # 사이시옷
         meaningless = [word for word, english in code_search.KOREAN_GLOSSARY.items()
                        if not any(code_search.word_terms(meaning) for meaning in english)]
         self.assertEqual(meaningless, [])      # only stop words: the entry would do nothing

@@ -167,6 +167,16 @@ class SpellingTests(TempDirCase):
                              question)
         self.assertEqual(notes_search.analyze('레포지토리를'), notes_search.analyze('리포지토리'))
 
+    def test_a_word_with_or_without_its_saisiot_finds_the_note(self):
+        write(self.tmp / 'notes' / 'stats.md', '# 통계\n\n열마다 최댓값과 최솟값을 구한다.\n\n'
+                                              '# 기타\n\n행 갯수를 센다.\n')
+        write(self.tmp / 'notes' / 'other.md', '# 메모\n\n최대 절전 모드에서 값을 지운다.\n')
+        self.assertEqual(run_cli(NOTES_TOOL, 'index', 'notes', cwd=self.tmp).returncode, 0)
+        for question, line in (('최대값 최소값', 3), ('행 개수', 7)):
+            result = run_cli(NOTES_TOOL, 'search', question, '--json', cwd=self.tmp)
+            hit = json.loads(result.stdout)['results'][0]
+            self.assertEqual((hit['path'], hit['start']), ('stats.md', line), question)
+
 
 class LongNoteTests(TempDirCase):
     """A long note about the question's subject is not outranked by a short note that
