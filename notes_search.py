@@ -9,13 +9,13 @@
     notes_search.py serve [--index index.json] [--port 8766]   a local page and JSON API
 
 A note is cut into chunks at blank lines and headings (ATX `#` and setext; never inside
-``` or ~~~ fences).  Each chunk keeps its heading path.  Tags come from YAML front
-matter, a `tags:` line before the body and inline #tags.  Ranking is BM25 over words
-and Hangul syllable bigrams (trailing particles stripped), heading words counting
-HEADING_WEIGHT times in every chunk under the heading (its subsections' too), plus a
-share of the whole note's BM25.  A paragraph that introduces a code block or list (it
-ends with ':') is shown and scored with it, and at most MAX_HITS_PER_NOTE hits come
-from one note.
+``` or ~~~ fences).  Each chunk keeps its heading path, which a `title:` in YAML front
+matter heads.  Tags come from that front matter, a `tags:` line before the body and
+inline #tags.  Ranking is BM25 over words and Hangul syllable bigrams (trailing
+particles stripped), heading words counting HEADING_WEIGHT times in every chunk under
+the heading (its subsections' too), plus a share of the whole note's BM25.  A paragraph
+that introduces a code block or list (it ends with ':') is shown and scored with it,
+and at most MAX_HITS_PER_NOTE hits come from one note.
 
 `index` re-reads only notes whose size, mtime or SHA-256 changed and drops deleted
 ones.  It follows no symbolic links, reads regular files only, skips dot-names
@@ -69,7 +69,8 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'notes_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 6          # layout of the index file (6: the checksum covers the root)
-PARSER_VERSION = 11         # how notes become chunks; the tutorial's parser was 1
+PARSER_VERSION = 12         # how notes become chunks; the tutorial's parser was 1
+                            # (12: a front matter's title heads the note)
 TOKENIZER_VERSION = 7       # how text becomes terms; a change re-parses every note
                             # (7: 최댓값 and 최대값, 갯수 and 개수 spelled one way,
                             # KOREAN_SPELLINGS)
@@ -394,28 +395,48 @@ def tag_list(value):
     return [tag.lower() for tag in tags if tag]
 
 
+class FrontMatter(NamedTuple):
+    """What a note's YAML front matter says: its tags and title, and its length."""
+    tags: list
+    title: str               # '' if it gives none
+    lines: int               # 0 if the note has no front matter
+
+
 def front_matter(lines):
-    """(tags, line count) of YAML front matter between `---` lines; ([], 0) if none."""
+    """The YAML front matter between `---` lines at the top of a note: its `tags` (a
+    list or a line) and its `title`, which heads the note as a `# title` would."""
+    none = FrontMatter([], '', 0)
     if not lines or lines[0].rstrip() != '---':
-        return [], 0
-    tags, in_tags = [], False
+        return none
+    tags, title, in_tags = [], '', False
     for end in range(1, len(lines)):
         line = lines[end]
         if line.rstrip() in ('---', '...'):
-            return tags, end + 1
+            return FrontMatter(tags, title, end + 1)
         key = YAML_KEY.match(line)
         if key:
             in_tags = key.group(1).lower() == 'tags'
             if in_tags:
                 tags += tag_list(key.group(2))
+            elif key.group(1).lower() == 'title':
+                title = yaml_scalar(key.group(2))
             continue
         item = YAML_ITEM.match(line)
         if item:
             if in_tags:
                 tags += tag_list(item.group(1) or '')
         elif not YAML_OTHER.match(line):
-            return [], 0
-    return [], 0
+            return none
+    return none
+
+
+def yaml_scalar(value):
+    """The text of a one-line YAML value (`Deploy notes`, `"Deploy: checklist"`); ''
+    for a block (`|`, `>`) that goes on below."""
+    value = value.strip()
+    if value[:1] in ('"', "'") and value[-1:] == value[:1] and len(value) > 1:
+        return value[1:-1].strip()
+    return '' if value[:1] in ('|', '>') else value
 
 
 def inline_tags(line):
@@ -513,15 +534,28 @@ class OpenHeading(NamedTuple):
     chunks_before: int       # how many chunks came before it
 
 
+def titles(open_headings):
+    """The heading path of the open headings: a title that repeats the one above it
+    (a front matter's title and the `# title` under it) is in it once."""
+    path = [heading.title for heading in open_headings]
+    return tuple(title for number, title in enumerate(path)
+                 if not number or title != path[number - 1])
+
+
 def scan_note(lines):
     """A note's tags and chunks: (tags, [(start, end, heading path)]), lines 1-based.
-    A note of headings only is one chunk, its headings, and in another note a heading
-    whose section holds no text is a chunk of its own, so that they can be found.
+    A note of headings only is one chunk, its headings (a front matter's title is one),
+    and in another note a heading whose section holds no text is a chunk of its own, so
+    that they can be found.
 
     Raises NoteSyntaxError for a `tags:` line after the body, as the tutorial does.
     """
-    tags, first_body_line = front_matter(lines)
+    tags, title, first_body_line = front_matter(lines)
     blocks, open_headings, path, first_heading, last_heading = [], [], (), None, 0
+    if title:           # the front matter's title is a heading above every other
+        open_headings = [OpenHeading(0, title, 1, first_body_line, 0)]
+        path, last_heading = (title,), first_body_line
+        first_heading = (1, path)
     start, fence, start_has_fence = 0, None, False
     lists, in_paragraph = [], False   # see indented_code
     empty_sections = 0      # headings whose sections hold no text: chunks of their own
@@ -537,7 +571,7 @@ def scan_note(lines):
         chunk is a chunk of its own heading lines, so that its words can be found."""
         nonlocal empty_sections
         while open_headings and open_headings[-1].level >= level:
-            heading_path = tuple(heading.title for heading in open_headings)
+            heading_path = titles(open_headings)
             heading = open_headings.pop()
             if len(blocks) == heading.chunks_before:
                 blocks.append((heading.start, heading.end, heading_path))
@@ -583,7 +617,7 @@ def scan_note(lines):
                     heading_start, start = start, 0
                 end_sections(level)
                 open_headings.append(OpenHeading(level, title, heading_start, number, len(blocks)))
-                path = tuple(heading.title for heading in open_headings)
+                path = titles(open_headings)
                 first_heading = first_heading or (heading_start, path)
                 last_heading = number
                 continue

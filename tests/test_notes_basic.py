@@ -124,6 +124,18 @@ class ParseTests(unittest.TestCase):
         chunks = ns.parse_note(text, 'a.md')
         self.assertEqual([c['text'] for c in chunks], ['body'])
 
+    def test_a_front_matter_title_heads_the_note(self):
+        text = ('---\ntitle: "Deploy: checklist"\n---\nIntro.\n\n'
+                '# Deploy: checklist\n\nFirst.\n\n## Rollback\n\nSecond.\n')
+        self.assertEqual([(c['start'], c['heading_path']) for c in ns.parse_note(text, 'a.md')],
+                         [(4, ['Deploy: checklist']), (8, ['Deploy: checklist']),
+                          (12, ['Deploy: checklist', 'Rollback'])])
+        alone = ns.parse_note('---\ntitle: Rollout plan\ntags: [k8s]\n---\n', 'b.md')
+        self.assertEqual([(c['start'], c['end'], c['heading'], c['tags']) for c in alone],
+                         [(1, 4, 'Rollout plan', ['k8s'])])
+        block = ns.parse_note('---\ntitle: >\n  folded\n---\nbody\n', 'c.md')
+        self.assertEqual([(c['heading'], c['heading_path']) for c in block], [('c.md', [])])
+
     def test_dashes_that_are_not_front_matter(self):
         unclosed = '---\ntitle: x\nbody text\n'
         self.assertEqual([(c['start'], c['text']) for c in ns.parse_note(unclosed, 'a.md')],
@@ -442,6 +454,15 @@ class CliTests(NotesCase):
     def setUp(self):
         super().setUp()
         self.root = self.copy_tutorial_notes()
+
+    def test_a_note_of_front_matter_alone_is_found_by_its_title(self):
+        self.write('plan.md', '---\ntitle: Kubernetes rollout plan\ntags: [k8s]\n---\n')
+        self.write('other.md', '# Kubernetes\n\nPods and services.\n')
+        run_cli('index', 'notes', cwd=self.tmp)
+        run = run_cli('search', 'rollout plan', '--json', cwd=self.tmp)
+        self.assertEqual([(hit['path'], hit['heading'], hit['start'])
+                          for hit in json.loads(run.stdout)['results']],
+                         [('plan.md', 'Kubernetes rollout plan', 1)])
 
     def test_tutorial_output_byte_for_byte(self):
         self.assertEqual(run_cli('index', 'notes', cwd=self.tmp).stdout,
