@@ -75,7 +75,7 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'code_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 8          # layout of the index file (8: the counts compounds are mined from)
-PARSER_VERSION = 23         # how files become chunks; a change re-parses every file
+PARSER_VERSION = 24         # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 7       # how text becomes terms; a change re-parses every file
                             # (7: 최댓값 and 최대값, 갯수 and 개수 spelled one way)
 
@@ -1467,10 +1467,10 @@ def overloads_folded(definitions, bodiless):
 
 def declared_private(scanned, decl, package_private=False):
     """Whether a declaration's modifiers, before its name, say `private` (Java, Kotlin,
-    TypeScript; Go and Rust have no such word): `class HttpUrl private constructor(`
-    declares a public class.  With package_private (Java outside an interface), saying
-    neither `public` nor `protected` is private too: Java's default access keeps a
-    declaration inside its package, out of the API."""
+    TypeScript; Go and Rust have no such word) or Kotlin's `internal`: `class HttpUrl
+    private constructor(` declares a public class.  With package_private (Java outside
+    an interface), saying neither `public` nor `protected` is private too: Java's
+    default access keeps a declaration inside its package, out of the API."""
     end = decl.body[0] if decl.body else decl.end
     start = skip_annotations(scanned.masked, scanned.pairs, decl.start, end)
     stop = HEAD_STOP.search(scanned.masked, start, end)   # (not a slice to end: nested
@@ -1483,7 +1483,8 @@ def declared_private(scanned, decl, package_private=False):
     return package_private and not PUBLIC_MODIFIER.search(head, 0, named)
 
 
-PRIVATE_MODIFIER = re.compile(r'(?<![\w$.])private(?![\w$])')
+PRIVATE_MODIFIER = re.compile(r'(?<![\w$.])(?:private|internal)(?![\w$])')   # internal:
+                                            # Kotlin's, seen only inside its own module
 PUBLIC_MODIFIER = re.compile(r'(?<![\w$.])(?:public|protected)(?![\w$])')
 IMPLICITLY_PUBLIC = frozenset({'interface', 'annotation'})   # Java types whose members
                                                              # are public when they say nothing

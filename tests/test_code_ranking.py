@@ -472,6 +472,14 @@ class PrivateTests(TempDirCase):
             'class Shelf {\n'
             '    /** Grow the table of entries when it is full. */\n'
             '    private fun growShelf(size: Int) = size\n'
+            '    /** Grow the table of entries when it is full. */\n'
+            '    internal fun growModule(size: Int) = size\n'
+            '    /** Grow the table of entries when it is full. */\n'
+            '    fun growPublic(size: Int) = size\n'
+            '}\n'
+            'internal class Rack {\n'
+            '    /** Grow the table of entries when it is full. */\n'
+            '    fun growRack(size: Int) = size\n'
             '}\n'))
         out = self.tmp / 'index.json'
         cli('index', str(root), '--out', str(out))
@@ -481,7 +489,9 @@ class PrivateTests(TempDirCase):
         private = {symbol for symbol, hit in hits.items()
                    if 'private name' in hit['explain']['factors']}
         self.assertEqual(private, {'Store.growTable', 'Cache.growTable', 'Cache.#growSecret',
-                                   'Shelf.growShelf'})
+                                   'Shelf.growShelf', 'Shelf.growModule',
+                                   'Rack.growRack'})   # Kotlin's internal: its module's only
+        self.assertIn('Shelf.growPublic', hits)
         self.assertIn('Store.privateKey', hits)     # a name holding 'private' is not private
 
 
