@@ -5810,7 +5810,8 @@ TEST_PATH = re.compile(r'(^|/)(tests?|testing|idle_test|__tests__|testdata|bench
                        r'|(^|/)src/[a-z]\w*Test/'            # Gradle's jvmTest, androidTest
                        r'|(^|/)test_[^/]*$|(^|/)tests?\.rs$'
                        r'|_tests?\.(py|go|rs)$|(Tests?|Spec)\.(java|kt|kts)$'
-                       r'|\.(test|spec)\.[cm]?[jt]sx?$')
+                       r'|\.test\.[cm]?[jt]sx?$|[-_.]spec\.[cm]?[jt]sx?$'
+                       r'|(^|/)spec/.*\.[cm]?[jt]sx?$')     # Jasmine's spec/ (rxjs: map-spec.ts)
 RUST_TEST_MODULE = re.compile(r'(^|\.)tests?\.')   # Rust: in a `mod tests` of a source file
 
 
