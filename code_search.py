@@ -5808,7 +5808,7 @@ INTERNAL_PATH = re.compile(r'(^|/)vendor/|(^|/)internal/.*\.go$|(^|/)sys(_common
                            r'|(^|/)(sun|jdk/internal)/.*\.java$')
 TEST_PATH = re.compile(r'(^|/)(tests?|testing|idle_test|__tests__|testdata|benches)/'
                        r'|(^|/)src/[a-z]\w*Test/'            # Gradle's jvmTest, androidTest
-                       r'|(^|/)test_[^/]*$|(^|/)tests?\.rs$'
+                       r'|(^|/)test_[^/]*$|(^|/)tests?\.rs$|(^|/)conftest\.py$'
                        r'|_tests?\.(py|go|rs)$|(Tests?|Spec)\.(java|kt|kts)$'
                        r'|\.test\.[cm]?[jt]sx?$|[-_.]spec\.[cm]?[jt]sx?$'
                        r'|(^|/)spec/.*\.[cm]?[jt]sx?$')     # Jasmine's spec/ (rxjs: map-spec.ts)
