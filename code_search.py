@@ -7518,6 +7518,9 @@ def locate_frame(repos, frame, by_name):
     frame.update(repo=candidates[0][0].label if candidates else None,
                  path=candidates[0][1] if candidates else None,
                  inside_root=bool(candidates), chunk=None)
+    if not candidates and os.path.isabs(frame['file']):     # node_modules/, .venv/, ...
+        frame['left_out'] = any(inside_folder(os.path.normpath(frame['file']),
+                                              repo.index['root']) for repo in repos)
     if not frame['file']:
         named = [(repo, chunk) for repo in repos
                  for chunk in [definition_named_by(repo.index, frame)] if chunk]
@@ -8076,7 +8079,8 @@ def format_frame(frame, full, with_repo=False):
         line = f":{frame['line']}" if frame['line'] else ''
         where = f"  at {frame['name'] or '<anonymous>'} ({frame['file']}{line})"
     if not frame['inside_root']:
-        return [where + '  (outside the root)']
+        return [where + ('  (in the root, not indexed: ls --all says why)'
+                         if frame.get('left_out') else '  (outside the root)')]
     chunk = frame['chunk']
     path = f"{frame['repo']}:{frame['path']}" if with_repo else frame['path']
     if frame.get('gone'):

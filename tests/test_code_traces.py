@@ -441,6 +441,26 @@ class FrameMatchingTests(TempDirCase):
                   for b in traced['exceptions'] for f in b['frames'] if f['inside_root']]
         self.assertEqual(frames, [('src/mypkg/core.py', 'run'), ('src/mypkg/core.py', 'helper')])
 
+    def test_a_frame_in_a_folder_index_leaves_out_is_not_called_outside_the_root(self):
+        root = self.tmp / 'app'
+        write(root / 'main.py', 'import json\nimport shop\n\n\ndef start():\n'
+                                '    return shop.load(json.loads("[1]"))\n\n\nstart()\n')
+        write(root / '.venv' / 'lib' / 'shop.py', 'import json\n\n\ndef load(items):\n'
+                                                  '    return json.loads(items)\n')
+        out = self.tmp / 'i.json'
+        cli('index', root, '--out', out)
+        run = subprocess.run([sys.executable, 'main.py'], cwd=root, capture_output=True,
+                             text=True, timeout=60,
+                             env=dict(ENV, PYTHONPATH=str(root / '.venv' / 'lib')))
+        self.assertIn('TypeError', run.stderr)
+        lines = cli('trace', '-', '--index', out, input=run.stderr).stdout.splitlines()
+        shop = next(line for line in lines if 'shop.py' in line)
+        self.assertTrue(shop.endswith('(in the root, not indexed: ls --all says why)'), shop)
+        library = next(line for line in lines if 'json' in line and '__init__' in line)
+        self.assertTrue(library.endswith('(outside the root)'), library)
+        self.assertIn('    [code-', lines[lines.index(next(line for line in lines
+                                                          if 'main.py' in line)) + 1])
+
     def test_a_recursion_keeps_the_count_of_its_repeated_frames(self):
         write(self.tmp / 'rec' / 'deep.py', 'def down(n):\n    return down(n + 1)\n\n\ndown(0)\n')
         out = self.tmp / 'i.json'
