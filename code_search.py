@@ -4717,6 +4717,9 @@ KOREAN_PARTICLES = sorted('''
 '''.split(), key=len, reverse=True)
 
 
+PAST_TENSE_FINAL = 20      # ㅆ as a Hangul syllable's final consonant (했, 바꿨, 읽었)
+
+
 def read_glossary(text):
     """Glossary lines 'korean english...' -> {korean: (english, ...)}, each Korean word
     spelled as standard_spelling spells it (the meanings of two spellings merged)."""
@@ -4761,8 +4764,22 @@ def strip_particle(word):
 
 def korean_meanings(word):
     """English words for a Korean word (any spelling of its loanwords): whole, after a
-    particle, or as a compound."""
+    particle, or as a compound; a verb in the past tense as in the present (바꿨을: 바꿔)."""
     word = standard_spelling(word)
+    return glossary_meanings(word) or glossary_meanings(without_past_tense(word))
+
+
+def without_past_tense(word):
+    """word with the past tense's ㅆ taken off each syllable that ends in it, which
+    leaves the verb's -어 form the glossary knows: 바꿨 바꿔, 끝났 끝나, 읽었 읽어."""
+    return ''.join(chr(ord(syllable) - PAST_TENSE_FINAL)
+                   if (ord(syllable) - ord('가')) % 28 == PAST_TENSE_FINAL else syllable
+                   for syllable in word)
+
+
+def glossary_meanings(word):
+    """korean_meanings of one spelling: the glossary's words for it whole, after its
+    particle, or for the longest glossary words it is made of."""
     for candidate in (word, strip_particle(word)):
         if candidate in KOREAN_GLOSSARY:
             return list(KOREAN_GLOSSARY[candidate])

@@ -196,6 +196,12 @@ class TutorialApiTests(unittest.TestCase):
         self.assertEqual(code_search.korean_meanings('싱글톤'), ['singleton'])   # spelled two
         self.assertEqual(code_search.standard_spelling('싱글톤패턴'), '싱글턴패턴')   # ways
         self.assertEqual(code_search.korean_meanings('최댓값을'), ['max', 'maximum'])   # 사이시옷
+        for past, present in (('바꿨을', '바꿔'), ('끝났을', '끝나'), ('읽었던', '읽어'),
+                              ('기다렸다가', '기다려')):    # the past tense, as the present
+            self.assertEqual(code_search.korean_meanings(past),
+                             code_search.korean_meanings(present), past)
+            self.assertTrue(code_search.korean_meanings(past), past)
+        self.assertEqual(code_search.korean_meanings('있는'), ['exists', 'has'])   # 있: no past
         meaningless = [word for word, english in code_search.KOREAN_GLOSSARY.items()
                        if not any(code_search.word_terms(meaning) for meaning in english)]
         self.assertEqual(meaningless, [])      # only stop words: the entry would do nothing
