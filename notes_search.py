@@ -51,6 +51,7 @@ import json
 import math
 import re
 import secrets
+import shlex
 import stat
 import time
 import unicodedata
@@ -1662,7 +1663,8 @@ def open_index_file(path):
     index = load_index(path)
     if index['tokenizer_version'] != TOKENIZER_VERSION:
         raise IndexProblem(f'{path} was made by another version of {TOOL}; rebuild it '
-                           f'with: {program_name()} index FOLDER --out {path}')
+                           f'with: {program_name()} index {shlex.quote(index["root"])} '
+                           f'--out {shlex.quote(str(path))}')
     with damaged_index_guard(path):
         return open_search_index(index)
 

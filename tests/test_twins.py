@@ -92,6 +92,7 @@ class CollisionTests(TempDirCase):
             result = run(tool, 'search', 'word0', '--index', index)
             self.assertEqual((result.returncode, result.stdout), (2, ''))
             self.assertIn('was made by another version of', result.stderr)
+            self.assertIn(f" index {self.tmp / tool} --out {index}", result.stderr)  # its root
 
     def test_neither_tool_overwrites_the_others_index(self):
         make_trees(self.tmp)
