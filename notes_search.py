@@ -551,11 +551,12 @@ def scan_note(lines):
 
     Raises NoteSyntaxError for a `tags:` line after the body, as the tutorial does.
     """
-    tags, title, first_body_line = front_matter(lines)
+    matter = front_matter(lines)
+    tags, first_body_line = matter.tags, matter.lines
     blocks, open_headings, path, first_heading, last_heading = [], [], (), None, 0
-    if title:           # the front matter's title is a heading above every other
-        open_headings = [OpenHeading(0, title, 1, first_body_line, 0)]
-        path, last_heading = (title,), first_body_line
+    if matter.title:        # a heading above every other
+        open_headings = [OpenHeading(0, matter.title, 1, first_body_line, 0)]
+        path, last_heading = (matter.title,), first_body_line
         first_heading = (1, path)
     start, fence, start_has_fence = 0, None, False
     lists, in_paragraph = [], False   # see indented_code
