@@ -7513,8 +7513,9 @@ def explain_traceback(repos, text):
 
 def explain_frame(repos, frame, by_name):
     """A frame with its repo, indexed file ('path', 'inside_root') and definition
-    ('chunk'), and 'gone' when that file is no longer a regular file: deleted since it
-    was indexed, or replaced by a link (never followed) or a folder."""
+    ('chunk'), 'left_out' when its file is under a root but not indexed (node_modules/),
+    and 'gone' when that file is no longer a regular file: deleted since it was
+    indexed, or replaced by a link (never followed) or a folder."""
     frame = locate_frame(repos, frame, by_name)
     root = next((repo.index['root'] for repo in repos if repo.label == frame['repo']), None)
     if root and frame['path']:
@@ -8052,7 +8053,8 @@ def trace_frame_json(frame):
     chunk = frame['chunk']
     return {'file': frame['file'], 'line': frame['line'], 'name': frame['name'],
             'language': frame['language'], 'block': frame['block'],
-            'inside_root': frame['inside_root'], 'repo': frame['repo'], 'path': frame['path'],
+            'inside_root': frame['inside_root'], 'left_out': bool(frame.get('left_out')),
+            'repo': frame['repo'], 'path': frame['path'],
             'stale': bool(chunk and chunk.get('stale')) or bool(frame.get('stale')),
             'gone': bool(frame.get('gone')), 'repeated': frame.get('repeated', 0),
             'chunk': hit_json(chunk) if chunk else None}

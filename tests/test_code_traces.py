@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 import unittest
+from pathlib import Path
 
 from tests.support import CODE_TOOL, ENV, ROOT, TempDirCase, run_cli, write
 
@@ -460,6 +461,12 @@ class FrameMatchingTests(TempDirCase):
         self.assertTrue(library.endswith('(outside the root)'), library)
         self.assertIn('    [code-', lines[lines.index(next(line for line in lines
                                                           if 'main.py' in line)) + 1])
+        traced = json.loads(cli('trace', '-', '--index', out, '--json',
+                                input=run.stderr).stdout)
+        self.assertEqual([(Path(f['file']).name, f['inside_root'], f['left_out'])
+                          for f in traced['exceptions'][0]['frames']][:3],
+                         [('main.py', True, False), ('main.py', True, False),
+                          ('shop.py', False, True)])
 
     def test_a_recursion_keeps_the_count_of_its_repeated_frames(self):
         write(self.tmp / 'rec' / 'deep.py', 'def down(n):\n    return down(n + 1)\n\n\ndown(0)\n')
