@@ -4764,8 +4764,8 @@ def strip_particle(word):
 
 
 def korean_meanings(word):
-    """English words for a Korean word (any spelling of its loanwords): whole, after a
-    particle, or as a compound; a verb in the past tense as in the present (바꿨을: 바꿔)."""
+    """English words for a Korean word (either spelling of KOREAN_SPELLINGS): whole, after
+    a particle, or as a compound; a verb in the past tense as in the present (바꿨을: 바꿔)."""
     word = standard_spelling(word)
     return glossary_meanings(word) or glossary_meanings(without_past_tense(word))
 
@@ -4773,8 +4773,8 @@ def korean_meanings(word):
 def without_past_tense(word):
     """word with the past tense's ㅆ taken off each syllable that ends in it, which
     leaves the verb's -어 form the glossary knows: 바꿨 바꿔, 끝났 끝나, 읽었 읽어."""
-    return ''.join(chr(ord(syllable) - PAST_TENSE_FINAL)
-                   if (ord(syllable) - ord('가')) % 28 == PAST_TENSE_FINAL else syllable
+    return ''.join(chr(ord(syllable) - PAST_TENSE_FINAL) if '가' <= syllable <= '힣'
+                   and (ord(syllable) - ord('가')) % 28 == PAST_TENSE_FINAL else syllable
                    for syllable in word)
 
 
