@@ -5432,7 +5432,8 @@ def build_index(root):
 def write_index(path, document):
     """Write document as JSON to a unique temp file in the index's folder, fsync, then
     replace the index with it.  A new index is readable by its owner only; a replaced
-    one keeps its mode.  Ctrl-C and SIGTERM wait until the file is whole or gone."""
+    one keeps its mode.  Ctrl-C and SIGTERM wait until the file is whole (a line then
+    says so) or gone."""
     destination = os.path.realpath(path)            # through a link: replace its target
     folder, name = os.path.split(destination)
     try:
@@ -5458,12 +5459,16 @@ def write_index(path, document):
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
             raise IndexProblem(f'cannot write index {path}: {error.strerror}', 1) from None
-    with contextlib.suppress(OSError):
-        dir_fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        with contextlib.suppress(OSError):
+            dir_fd = os.open(folder, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+        if interrupt_waits():       # the interrupt's own line will follow this one
+            with contextlib.suppress(OSError, ValueError):
+                print(f'{program_name()}: index {path} was written before the interrupt',
+                      file=sys.stderr)
 
 
 def json_pieces(document):
@@ -5523,6 +5528,12 @@ def signals_deferred():
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def interrupt_waits():
+    """True when a Ctrl-C or SIGTERM that signals_deferred holds waits to be delivered."""
+    return hasattr(signal, 'sigpending') and \
+        bool(signal.sigpending() & {signal.SIGINT, signal.SIGTERM})
 
 
 def remove_leftover_temporaries(destination):
