@@ -101,6 +101,8 @@ FIELD_LENGTH_NORMALISATION = {'name': 0.3, 'scope': 0.3, 'path': 0.3,
                               'summary': 0.3}
 BM25_K1 = 1.2
 TEST_FILE_WEIGHT = 0.5      # test code ranks lower unless the question mentions tests
+TEST_DATA_LANGUAGES = frozenset({'json', 'yaml', 'toml', 'xml', 'ini', 'properties'})
+                            # ... and a test's data files even then: the tests are wanted
 PROSE_FILE_WEIGHT = 0.5     # so does prose (docs, README, .po) unless the question asks
                             # for it (PROSE_QUESTION_WORDS)
 PROSE_LANGUAGES = frozenset({'markdown', 'rst', 'text'})   # text: .txt, no known suffix
@@ -6075,9 +6077,10 @@ def score_matches(index, question, terms, matches, statistics, top_k, explain=Fa
     for n in scores:
         relative = index['order'][bisect.bisect_right(index['starts'], n) - 1]
         if relative not in file_weights:
-            test = not wants_tests and bool(TEST_PATH.search(relative))
-            prose = not wants_prose and \
-                index['files'][relative].get('language') in PROSE_LANGUAGES
+            language = index['files'][relative].get('language')
+            test = bool(TEST_PATH.search(relative)) and (
+                not wants_tests or language in TEST_DATA_LANGUAGES)
+            prose = not wants_prose and language in PROSE_LANGUAGES
             file_factors[relative] = {what: weight for what, weight, holds in (
                 ('prose file', PROSE_FILE_WEIGHT, prose),
                 ('test file', TEST_FILE_WEIGHT, test),

@@ -812,6 +812,24 @@ class ConceptTests(TempDirCase):
         asked = search_tree(root, 'zip 파일 검사 테스트', 1)[0]          # 테스트 asks for tests
         self.assertNotIn('test file', asked['explain']['factors'])
 
+    def test_a_question_about_tests_wants_test_code_not_the_data_beside_it(self):
+        root = self.tmp / 'codec'
+        write(root / 'codec.py', 'def decode(text):\n    return text\n')
+        write(root / 'tests' / 'test_codec.py', (
+            'def test_decode_round_trip():\n'
+            '    """Decoding what was encoded gives it back."""\n'
+            '    assert decode("a") == "a"\n'))
+        cases = ',\n'.join(f'  {{"test": "decode round trip {n}", "decode": "x{n}"}}'
+                            for n in range(20))
+        write(root / 'tests' / 'data' / 'decode_cases.json', f'[\n{cases}\n]\n')
+        hits = search_tree(root, 'test that decode round trip works', 3)
+        self.assertEqual(hits[0]['symbol'], 'test_decode_round_trip')
+        self.assertNotIn('test file', hits[0]['explain']['factors'])
+        data = [hit for hit in hits if hit['path'].endswith('.json')]
+        self.assertTrue(data)
+        self.assertEqual(data[0]['explain']['factors'].get('test file'),
+                         code_search.TEST_FILE_WEIGHT)
+
     def test_a_rust_test_module_ranks_below_the_code_it_tests(self):
         root = self.tmp / 'headers'
         write(root / 'src' / 'lib.rs', (
