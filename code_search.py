@@ -9887,6 +9887,7 @@ KOREAN_SPELLINGS = tuple(tuple(line.split()) for line in '''
 KOREAN_GLOSSARY_TEXT = '''
 가격	price cost
 가까운	close closest nearest
+가득	full
 가로	width horizontal
 가변	mutable
 가변인자	args varargs argument
@@ -9909,6 +9910,7 @@ KOREAN_GLOSSARY_TEXT = '''
 각도	angle degrees degree
 간격	interval
 간단	simple
+간선	edge
 감사	audit
 감소	decrement decrease dec
 감시	watch monitor
@@ -9966,6 +9968,7 @@ KOREAN_GLOSSARY_TEXT = '''
 경로	path
 경로명	path pathname
 경쟁상태	race condition
+경합	contention contended contend race
 계산	calculate compute calc
 계속	continue
 계정	account user
@@ -10073,6 +10076,7 @@ KOREAN_GLOSSARY_TEXT = '''
 꺼	disable stop
 꺼내	get pop extract
 꺼낸	pop extract
+꽉	full
 끄	disable stop
 끊	close disconnect shutdown
 끝	end
@@ -10082,6 +10086,7 @@ KOREAN_GLOSSARY_TEXT = '''
 끝난	done finished
 끝날	finish end done
 끝내	finish end close
+나노초	nanosecond nanos nano
 나누	split divide
 나누기	divide split div
 나눈	divided divide split
@@ -10116,6 +10121,7 @@ KOREAN_GLOSSARY_TEXT = '''
 넘겨	pass forward
 넘기	pass skip next
 넘버	number
+넘치	overflow
 넣	put insert add
 넣어	put insert add
 네이티브	native
@@ -10140,6 +10146,7 @@ KOREAN_GLOSSARY_TEXT = '''
 늘려	increase extend grow
 늘리	increase extend grow
 늘린	increase extend
+늘어나	grow increase
 다국어	gettext locale i18n
 다듬기	strip trim
 다루	handle
@@ -10306,6 +10313,7 @@ KOREAN_GLOSSARY_TEXT = '''
 로그인	login auth
 로깅	logging log logger
 로드	load loads
+로직	logic
 로캘	locale
 로컬	local localhost
 로컬호스트	localhost
@@ -10362,6 +10370,7 @@ KOREAN_GLOSSARY_TEXT = '''
 만들기	create make new
 만들어	create make
 만료	expire expires expired
+많아지	grow increase
 맞	match valid correct
 맞추	align fit match
 맞춰	align fit match
@@ -10421,6 +10430,7 @@ KOREAN_GLOSSARY_TEXT = '''
 모으	collect gather
 모으려면	collect gather
 모의	mock patch
+모자라	insufficient lack
 모크	mock
 모킹	mock patch
 목	mock
@@ -10571,6 +10581,7 @@ KOREAN_GLOSSARY_TEXT = '''
 부분집합	subset issubset
 부여	grant assign
 부울	bool boolean
+부족	insufficient lack shortage
 부트	boot
 부트로더	bootloader boot
 부트스트랩	bootstrap
@@ -10647,6 +10658,8 @@ KOREAN_GLOSSARY_TEXT = '''
 뺀	subtract remove
 뺄셈	sub subtract
 뽑	pick sample choose
+사라지	disappear vanish gone
+사라진	gone removed stale
 사양	spec specification
 사용량	usage resource
 사용률	usage utilization
@@ -10955,6 +10968,7 @@ KOREAN_GLOSSARY_TEXT = '''
 엔디언	endian byteorder
 엔진	engine
 엔터	enter newline
+엔트리	entry entries
 엔트리포인트	entry points
 엔티티	entity
 엘리먼트	element
@@ -11293,6 +11307,7 @@ KOREAN_GLOSSARY_TEXT = '''
 줄바꿈	newline wrap linebreak
 줄수	line count lines
 줄씩	line lines readline
+줄어들	shrink decrease
 줄여	shrink reduce shorten truncate
 줄이	shrink reduce line
 줄이기	shrink reduce shorten truncate
@@ -11374,6 +11389,7 @@ KOREAN_GLOSSARY_TEXT = '''
 첫번째	first
 첫줄	first line readline
 청구서	invoice bill
+청소	cleanup clean purge expunge
 청크	chunk chunks
 체인	chain
 체크섬	checksum crc
@@ -11436,6 +11452,8 @@ KOREAN_GLOSSARY_TEXT = '''
 커버리지	coverage trace
 커서	cursor
 커스텀	custom
+커지	grow larger increase
+커진	grown larger
 컨디션	condition
 컨스트럭터	constructor
 컨캣	concat
@@ -11494,6 +11512,7 @@ KOREAN_GLOSSARY_TEXT = '''
 키값	key value
 키링	keyring
 키보드	keyboard key
+키우	grow enlarge increase expand
 키워드	keyword kwargs
 키워드인자	kwargs keyword
 키입력	keypress key input
@@ -11547,6 +11566,7 @@ KOREAN_GLOSSARY_TEXT = '''
 트레이스	trace traceback
 트레이스백	traceback
 트레이트	trait
+트레잇	trait
 트리	tree
 트림	trim strip
 특수	special
@@ -11721,6 +11741,7 @@ KOREAN_GLOSSARY_TEXT = '''
 해시테이블	hashtable hash dict
 해싱	hash hashlib
 해제	extract decompress release unlock
+해지	release cancel unsubscribe
 핸들	handle
 핸들러	handler
 핸들링	handling handle
@@ -11737,6 +11758,7 @@ KOREAN_GLOSSARY_TEXT = '''
 현지시간	localtime local
 형변환	cast convert
 형식	format type
+형제	sibling
 호스트	host hostname
 호스트명	hostname gethostname
 호스팅	hosting host

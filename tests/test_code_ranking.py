@@ -880,6 +880,23 @@ class ConceptTests(TempDirCase):
                                  ('프로젝트 편집', 'edit_project')):
             self.assertEqual(search_tree(root, question, 1)[0]['symbol'], symbol)
 
+    def test_an_entry_is_no_tree_and_a_buffer_grows(self):
+        # 엔트리 was read as a compound holding 트리 (tree), and 키우 (grow), 청소
+        # (clean up) and 모자라 (lack) had no meaning.
+        root = self.tmp / 'table'
+        write(root / 'table.py', (
+            'class Table:\n'
+            '    def expunge_stale_entries(self):\n'
+            '        """Drop the entries whose keys were collected."""\n'
+            '\n'
+            '    def grow(self, needed):\n'
+            '        """Enlarge the buffer when its capacity is insufficient."""\n'))
+        write(root / 'tree.py', 'def walk_tree(tree):\n    """Visit a tree."""\n')
+        for question, symbol in (('사라진 엔트리를 청소하기', 'Table.expunge_stale_entries'),
+                                 ('버퍼 용량이 모자라면 키우기', 'Table.grow')):
+            hits = search_tree(root, question, 3)
+            self.assertEqual([hit['symbol'] for hit in hits], [symbol], question)
+
     def test_a_pool_is_not_unpacked(self):
         # 풀 alone is a pool (스레드 풀); 풀기 and 풀다 unpack (압축 풀기).  풀 meant unpack
         # only, and 종료 had no shutdown: 스레드 풀 종료 found no pool at all.
