@@ -9957,6 +9957,7 @@ KOREAN_GLOSSARY_TEXT = '''
 검토	review
 게스트	guest
 게시	publish post
+게이트웨이	gateway
 게터	getter get
 결과	result output
 결과값	result
@@ -10039,6 +10040,7 @@ KOREAN_GLOSSARY_TEXT = '''
 그룹	group
 그룹화	groupby group
 그리기	draw canvas turtle
+그리드	grid
 그림	image picture draw
 글꼴	font
 글로벌	global
@@ -10129,6 +10131,7 @@ KOREAN_GLOSSARY_TEXT = '''
 네임스페이스	namespace
 네트워크	network net socket
 네트워킹	networking network
+넥스트	next
 년	year
 년도	year
 노드	node
@@ -10221,6 +10224,7 @@ KOREAN_GLOSSARY_TEXT = '''
 도우미	helper
 도움말	help usage
 도커	docker
+도큐먼트	document doc
 독립	independent standalone
 독스트링	docstring doc
 독테스트	doctest
@@ -10251,6 +10255,7 @@ KOREAN_GLOSSARY_TEXT = '''
 뒤집어	reverse flip
 드라이버	driver
 드라이브	drive
+드래그	drag
 드롭	drop
 들어오	input incoming
 들어있	contains
@@ -10268,11 +10273,13 @@ KOREAN_GLOSSARY_TEXT = '''
 디비	db database sqlite3
 디스크	disk usage
 디스크립터	descriptor fd fileno
+디스패처	dispatcher dispatch
 디스플레이	display
 디지털	digital
 디코더	decoder
 디코드	decode
 디코딩	decode
+디펜던시	dependency
 디폴트	default
 딕셔너리	dict dictionary mapping
 딕트	dict
@@ -10302,10 +10309,14 @@ KOREAN_GLOSSARY_TEXT = '''
 레이블	label
 레이아웃	layout
 레이어	layer
+레이턴시	latency
 레지스터	register
+레지스트리	registry
 레코드	record row
 레퍼런스	reference ref
+레플리카	replica
 렉서	lexer lex
+렌더러	renderer render
 렌더링	render rendering
 로거	logger logging
 로그	log logging logger
@@ -10313,6 +10324,7 @@ KOREAN_GLOSSARY_TEXT = '''
 로그인	login auth
 로깅	logging log logger
 로드	load loads
+로드밸런서	load balancer
 로직	logic
 로캘	locale
 로컬	local localhost
@@ -10338,6 +10350,7 @@ KOREAN_GLOSSARY_TEXT = '''
 리스폰스	response
 리슨	listen
 리절트	result
+리졸버	resolver resolve
 리퀘스트	request
 리터럴	literal
 리턴코드	returncode
@@ -10359,6 +10372,7 @@ KOREAN_GLOSSARY_TEXT = '''
 마임타입	mimetype mime
 마지막	last end final
 마지막줄	last line tail
+마진	margin
 마치	finish done end
 마크다운	markdown md
 막기	prevent block
@@ -10383,6 +10397,7 @@ KOREAN_GLOSSARY_TEXT = '''
 매치	match
 매칭	match
 매크로	macro
+매트릭스	matrix
 매핑	map mapping
 맥	macos darwin mac
 맨뒤	back last tail
@@ -10460,6 +10475,7 @@ KOREAN_GLOSSARY_TEXT = '''
 문장	sentence text
 물어	ask prompt input
 뮤텍스	lock mutex
+미들웨어	middleware
 미디어	media
 미래	future
 미러	mirror
@@ -10518,11 +10534,13 @@ KOREAN_GLOSSARY_TEXT = '''
 백업	backup copy
 백엔드	backend
 백프레셔	backpressure
+밸런스	balance
 밸류	value
 버그	bug
 버림	trunc floor
 버전	version
 버킷	bucket
+버텍스	vertex
 버튼	button
 버퍼	buffer buf
 번들	bundle
@@ -10611,7 +10629,9 @@ KOREAN_GLOSSARY_TEXT = '''
 붙여넣기	paste
 붙이	append join concat
 붙인	append join
+뷰	view
 뷰어	viewer
+뷰포트	viewport
 브라우저	browser webbrowser
 브랜치	branch
 브레이크포인트	breakpoint
@@ -10701,6 +10721,7 @@ KOREAN_GLOSSARY_TEXT = '''
 생성시간	ctime getctime creation time
 생성일	ctime created creation
 생성자	constructor init new
+샤드	shard
 서머타임	dst
 서명	signature sign hmac
 서명검증	verify signature
@@ -10742,6 +10763,7 @@ KOREAN_GLOSSARY_TEXT = '''
 셋	set frozenset
 셋업	setup
 셔플	shuffle
+셰이더	shader
 셸	shell
 셸브	shelve
 소멸자	destructor del drop
@@ -10825,12 +10847,14 @@ KOREAN_GLOSSARY_TEXT = '''
 스텁	stub
 스테이지	stage
 스테이징	staging stage
+스테이트먼트	statement stmt
 스토리지	storage
 스트리밍	streaming stream
 스트림	stream
 스트립	strip
 스트링	string str
 스페이스	space
+스프라이트	sprite
 스프레드시트	spreadsheet csv excel
 스플릿	split
 슬라이드	slide
@@ -10847,9 +10871,11 @@ KOREAN_GLOSSARY_TEXT = '''
 시간초과	timeout
 시계	clock
 시그널	signal
+시그니처	signature
 시도	attempt retry try
 시드	seed
 시리얼	serial
+시리얼라이저	serializer serialize
 시뮬레이터	simulator
 시스템	system sys os
 시작	start begin init
@@ -10932,6 +10958,7 @@ KOREAN_GLOSSARY_TEXT = '''
 얕은복사	copy shallow
 어노테이션	annotation annotations
 어댑터	adapter
+어사인먼트	assignment
 어서트	assert
 어설션	assert assertion
 어셈블리	assembly
@@ -10942,6 +10969,7 @@ KOREAN_GLOSSARY_TEXT = '''
 억제	suppress
 언더플로	underflow
 언랩	unwrap
+언마운트	unmount
 언어	language lang
 언패킹	unpack unpacking
 언팩	unpack
@@ -10960,6 +10988,7 @@ KOREAN_GLOSSARY_TEXT = '''
 에뮬레이션	emulation emulate
 에뮬레이터	emulator
 에스큐엘	sql
+에이전트	agent
 에포크	epoch
 에폭	epoch
 엑셀	excel csv
@@ -10968,6 +10997,7 @@ KOREAN_GLOSSARY_TEXT = '''
 엔디언	endian byteorder
 엔진	engine
 엔터	enter newline
+엔트로피	entropy
 엔트리	entry entries
 엔트리포인트	entry points
 엔티티	entity
@@ -11020,6 +11050,7 @@ KOREAN_GLOSSARY_TEXT = '''
 오버플로	overflow
 오브젝트	object
 오차	tolerance error epsilon
+오케스트레이션	orchestration
 오퍼레이터	operator
 오프셋	offset seek
 오픈	open
@@ -11051,6 +11082,7 @@ KOREAN_GLOSSARY_TEXT = '''
 운영체제	os system platform
 워닝	warning
 워커	worker
+워크스페이스	workspace
 워크플로우	workflow
 원격	remote
 원래	original
@@ -11135,6 +11167,7 @@ KOREAN_GLOSSARY_TEXT = '''
 익셉션	exception
 인가	authorization authorize
 인덱스	index idx
+인보이스	invoice
 인서트	insert
 인쇄	print
 인수	argument arg args
@@ -11335,6 +11368,7 @@ KOREAN_GLOSSARY_TEXT = '''
 지역변수	locals local
 지연	delay sleep
 지연로딩	lazy load
+지오메트리	geometry
 지우	delete remove
 지운	deleted delete remove
 지울	delete remove
@@ -11394,6 +11428,7 @@ KOREAN_GLOSSARY_TEXT = '''
 체인	chain
 체크섬	checksum crc
 체크아웃	checkout
+체크포인트	checkpoint
 초	second seconds
 초과	exceed
 초기화	init initialize reset clear
@@ -11477,6 +11512,7 @@ KOREAN_GLOSSARY_TEXT = '''
 코사인	cos
 코어	cpu count cores
 콘솔	console terminal
+콘텍스트	context ctx
 콘텐츠	content
 콘텐츠타입	content_type mimetype
 콘텐트타입	content_type mimetype
@@ -11545,7 +11581,9 @@ KOREAN_GLOSSARY_TEXT = '''
 테스트케이스	testcase test
 테이블	table
 테이크	take
+텍스처	texture
 텍스트	text
+텔레메트리	telemetry
 템플릿	template
 토글	toggle
 토크나이저	tokenizer tokenize
@@ -11562,12 +11600,14 @@ KOREAN_GLOSSARY_TEXT = '''
 트래픽	traffic
 트랙	track
 트랜잭션	transaction
+트랜지션	transition
 트레이	tray
 트레이스	trace traceback
 트레이스백	traceback
 트레이트	trait
 트레잇	trait
 트리	tree
+트리거	trigger
 트림	trim strip
 특수	special
 특수문자	special punctuation escape
@@ -11609,6 +11649,7 @@ KOREAN_GLOSSARY_TEXT = '''
 퍼센트	percent quote
 퍼센트인코딩	quote urlencode percent
 퍼지	fuzzy
+퍼포먼스	performance perf
 펌웨어	firmware
 펑션	function func
 페어링	pair pairing
@@ -11633,6 +11674,7 @@ KOREAN_GLOSSARY_TEXT = '''
 포스트	post
 포워딩	forwarding forward
 포인터	pointer ptr
+포인트	point
 포커스	focus
 포크	fork
 포트	port
@@ -11641,6 +11683,7 @@ KOREAN_GLOSSARY_TEXT = '''
 폰트	font
 폴더	folder directory dir
 폴더명	dirname directory
+폴리곤	polygon
 폼	form
 표	table
 표본	sample
@@ -11682,6 +11725,7 @@ KOREAN_GLOSSARY_TEXT = '''
 프록시	proxy
 프론트엔드	frontend
 프롬프트	prompt input
+프리퀀시	frequency freq
 프린터	printer
 프린트	print
 플래그	flag flags

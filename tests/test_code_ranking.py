@@ -896,6 +896,9 @@ class ConceptTests(TempDirCase):
                                  ('버퍼 용량이 모자라면 키우기', 'Table.grow')):
             hits = search_tree(root, question, 3)
             self.assertEqual([hit['symbol'] for hit in hits], [symbol], question)
+        for loanword, meaning in (('레지스트리', 'registry'), ('트리거', 'trigger'),
+                                  ('포인트', 'point'), ('에이전트', 'agent')):  # not tree,
+            self.assertEqual(code_search.korean_meanings(loanword)[0], meaning)  # int, prev
 
     def test_a_pool_is_not_unpacked(self):
         # 풀 alone is a pool (스레드 풀); 풀기 and 풀다 unpack (압축 풀기).  풀 meant unpack
