@@ -11878,7 +11878,7 @@ command cmd
 environment env environ
 variable var
 temporary temp tmp tempfile mkstemp mkdtemp
-configuration config conf settings setting cfg
+configuration config conf settings cfg
 connection conn connect
 address addr
 password passwd getpass
@@ -11933,12 +11933,12 @@ class type
 function func callable fn
 method meth
 attribute attr property prop props
-module mod package
+module package
 import load require
 traceback stack trace
 debug debugger breakpoint pdb dbg
 log logging logger
-profile profiler stats
+profile profiler
 memory mem cache
 cache memoize lru
 generator iterator iter gen
@@ -12081,7 +12081,7 @@ extension ext suffix splitext
 absolute abspath abs
 relative relpath
 canonical realpath resolve
-working cwd getcwd
+cwd getcwd
 chdir cd
 walk traverse
 wildcard glob fnmatch
@@ -12106,7 +12106,7 @@ percent percentage pct
 fraction ratio frac
 power pow exponent
 logarithm log ln
-remainder modulo mod
+remainder modulo
 division div quotient
 multiply mul multiplication
 subtract sub minus
@@ -12115,7 +12115,6 @@ greater gt
 less lt
 equal eq equals
 compare cmp comparison
-statistics stats stat
 serialize marshal pickle serialise serde
 deserialize unmarshal unpickle
 hexadecimal hex

@@ -239,6 +239,16 @@ class TutorialApiTests(unittest.TestCase):
                           if not code_search.word_terms(word)], [])    # stop words
         self.assertEqual([group for group in groups if len(group) == 1], [])
 
+    def test_a_common_word_is_not_given_the_synonyms_of_a_word_stemmed_alike(self):
+        # Groups are keyed by stem, so 'how does it work' looked for getcwd (working),
+        # 'set a bit' for config (setting), 'mode' for module (mod), 'state' for
+        # statistics (stats).
+        groups = [line.split() for line in code_search.ENGLISH_SYNONYMS_TEXT.split('\n')]
+        for word in 'work works set sets mode modes state states'.split():
+            own = {other for group in groups if word in group or word[:-1] in group
+                   for other in group}
+            self.assertLessEqual(set(code_search.synonyms_of(word)), own, word)
+
 
 class LineProvenanceTests(ProvenanceMixin, unittest.TestCase):
     BODY = ('"""Module doc {mark}."""\n'
