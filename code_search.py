@@ -11785,7 +11785,6 @@ KOREAN_GLOSSARY_TEXT = '''
 해시테이블	hashtable hash dict
 해싱	hash hashlib
 해제	extract decompress release unlock
-해지	release cancel unsubscribe
 핸들	handle
 핸들러	handler
 핸들링	handling handle
