@@ -10356,6 +10356,7 @@ KOREAN_GLOSSARY_TEXT = '''
 리턴코드	returncode
 리트라이	retry
 리포지토리	repository repo
+리포트	report
 리플레이스	replace
 리플렉션	reflection reflect
 린터	linter lint
@@ -10527,6 +10528,7 @@ KOREAN_GLOSSARY_TEXT = '''
 배치	batch layout place
 배포	distribution dist distribute
 백그라운드	background daemon
+백라이트	backlight
 백분위	quantiles percentile
 백분위수	percentile quantiles
 백분율	percent percentage
@@ -10635,7 +10637,10 @@ KOREAN_GLOSSARY_TEXT = '''
 브라우저	browser webbrowser
 브랜치	branch
 브레이크포인트	breakpoint
+브로드캐스트	broadcast
+브루트포스	brute force
 브리지	bridge
+블랙리스트	blacklist denylist
 블로킹	blocking block
 블록	block
 블루투스	bluetooth
@@ -10713,6 +10718,7 @@ KOREAN_GLOSSARY_TEXT = '''
 색깔	color
 색상	color
 색인	index
+샌드박스	sandbox
 샘플	sample
 샘플링	sample sampling
 생략	omit skip
@@ -10826,11 +10832,14 @@ KOREAN_GLOSSARY_TEXT = '''
 스레드풀	threadpoolexecutor pool threadpool
 스로틀	throttle
 스왑	swap
+스위치	switch
 스위트	suite
 스캔	scan
 스케줄	schedule scheduler sched
 스케줄러	scheduler sched
 스케쥴	schedule sched
+스코어	score
+스코어링	scoring score
 스코프	scope
 스크래핑	scrape
 스크롤	scroll
@@ -10850,6 +10859,7 @@ KOREAN_GLOSSARY_TEXT = '''
 스테이트먼트	statement stmt
 스토리지	storage
 스트리밍	streaming stream
+스트리핑	strip stripping
 스트림	stream
 스트립	strip
 스트링	string str
@@ -10892,6 +10902,7 @@ KOREAN_GLOSSARY_TEXT = '''
 신뢰	trust
 신호	signal
 실수	float real
+실시간	realtime
 실제값	actual
 실패	fail failure failed
 실행	run execute exec
@@ -11052,8 +11063,10 @@ KOREAN_GLOSSARY_TEXT = '''
 오차	tolerance error epsilon
 오케스트레이션	orchestration
 오퍼레이터	operator
+오프라인	offline
 오프셋	offset seek
 오픈	open
+온라인	online
 올려	upload raise
 올리	upload raise increase
 올림	ceil
@@ -11167,6 +11180,7 @@ KOREAN_GLOSSARY_TEXT = '''
 익셉션	exception
 인가	authorization authorize
 인덱스	index idx
+인라인	inline
 인보이스	invoice
 인서트	insert
 인쇄	print
@@ -11329,6 +11343,7 @@ KOREAN_GLOSSARY_TEXT = '''
 존재	exists exist
 종료	exit quit terminate close shutdown stop
 종료코드	exit code returncode status
+종속성	dependency dependencies depends
 좋게	pretty
 주기	interval period
 주문	order
@@ -11705,6 +11720,8 @@ KOREAN_GLOSSARY_TEXT = '''
 퓨처	future
 프라이빗	private
 프레임	frame
+프로그래머	programmer program
+프로그래밍	programming program
 프로그램	program
 프로그레스바	progressbar progress bar
 프로덕션	production prod
@@ -11725,6 +11742,7 @@ KOREAN_GLOSSARY_TEXT = '''
 프록시	proxy
 프론트엔드	frontend
 프롬프트	prompt input
+프리셋	preset
 프리퀀시	frequency freq
 프린터	printer
 프린트	print
@@ -11736,6 +11754,7 @@ KOREAN_GLOSSARY_TEXT = '''
 플러시	flush
 플레이북	playbook
 플레이스홀더	placeholder
+플레이어	player
 플로트	float
 피드	feed
 피드백	feedback
@@ -11760,6 +11779,8 @@ KOREAN_GLOSSARY_TEXT = '''
 하위클래스	subclass
 하위폴더	subdirectory subdir walk
 하위프로세스	subprocess
+하이라이트	highlight
+하이브리드	hybrid
 한글	hangul unicode
 한번	once
 한줄	line
@@ -11813,6 +11834,7 @@ KOREAN_GLOSSARY_TEXT = '''
 홈	home
 화면	screen display
 화면지우기	clear cls
+화이트리스트	whitelist allowlist
 확대	zoom enlarge
 확률	probability
 확인	check verify

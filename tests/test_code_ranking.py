@@ -896,9 +896,12 @@ class ConceptTests(TempDirCase):
                                  ('버퍼 용량이 모자라면 키우기', 'Table.grow')):
             hits = search_tree(root, question, 3)
             self.assertEqual([hit['symbol'] for hit in hits], [symbol], question)
-        for loanword, meaning in (('레지스트리', 'registry'), ('트리거', 'trigger'),
-                                  ('포인트', 'point'), ('에이전트', 'agent')):  # not tree,
-            self.assertEqual(code_search.korean_meanings(loanword)[0], meaning)  # int, prev
+        for word, meaning in (('레지스트리', 'registry'), ('트리거', 'trigger'),  # not tree,
+                              ('포인트', 'point'), ('에이전트', 'agent'),      # int, prev,
+                              ('프로그래밍', 'programming'), ('스위치', 'switch'),  # log,
+                              ('종속성', 'dependency')):          # position, attribute
+            self.assertEqual(code_search.korean_meanings(word)[0], meaning)
+        self.assertNotIn('cancel', code_search.korean_meanings('정해지는'))  # 해지 in it
 
     def test_a_pool_is_not_unpacked(self):
         # 풀 alone is a pool (스레드 풀); 풀기 and 풀다 unpack (압축 풀기).  풀 meant unpack
