@@ -9915,6 +9915,7 @@ KOREAN_GLOSSARY_TEXT = '''
 감소	decrement decrease dec
 감시	watch monitor
 감싸	wrap wrapper
+감싼	wrapped wrap wrapper
 감지	detect watch
 감추	hide hidden mask
 감춰	hide mask
@@ -9964,6 +9965,7 @@ KOREAN_GLOSSARY_TEXT = '''
 결제	payment pay charge
 결측치	missing nan isnull
 결합	join concat combine
+겹치	overlap overlapping
 경고	warning warn warnings
 경과	elapsed
 경로	path
@@ -10253,6 +10255,7 @@ KOREAN_GLOSSARY_TEXT = '''
 뒤집	reverse reversed flip
 뒤집기	reverse reversed
 뒤집어	reverse flip
+뒤쪽	back tail end
 드라이버	driver
 드라이브	drive
 드래그	drag
@@ -10287,6 +10290,7 @@ KOREAN_GLOSSARY_TEXT = '''
 딜리트	delete
 딥카피	deepcopy copy
 따옴표	quote quotes
+떼어내	detach strip remove
 띄어쓰기	whitespace space
 띄우	start serve run launch
 띄워	show start launch
@@ -10539,6 +10543,7 @@ KOREAN_GLOSSARY_TEXT = '''
 밸런스	balance
 밸류	value
 버그	bug
+버리기	discard drop
 버림	trunc floor
 버전	version
 버킷	bucket
@@ -10683,6 +10688,7 @@ KOREAN_GLOSSARY_TEXT = '''
 뺀	subtract remove
 뺄셈	sub subtract
 뽑	pick sample choose
+뽑아내	extract
 사라지	disappear vanish gone
 사라진	gone removed stale
 사양	spec specification
@@ -10943,6 +10949,7 @@ KOREAN_GLOSSARY_TEXT = '''
 안드로이드	android
 안전	safe secure
 안정	stable
+안쪽	inner inside
 알고리즘	algorithm
 알리	notify alert
 알림	notify notification
@@ -10965,6 +10972,7 @@ KOREAN_GLOSSARY_TEXT = '''
 야믈	yaml
 약한참조	weakref
 양수	positive
+양쪽	both
 얕은	shallow copy
 얕은복사	copy shallow
 어노테이션	annotation annotations
@@ -11048,6 +11056,7 @@ KOREAN_GLOSSARY_TEXT = '''
 예제	example sample
 오늘	today
 오디오	audio
+오래된	old oldest eldest stale
 오류	error
 오류코드	errno code
 오른쪽	right rjust rstrip
@@ -11408,6 +11417,7 @@ KOREAN_GLOSSARY_TEXT = '''
 쪼개	split
 쪼갠	split
 차단	block deny
+차례로	sequentially order
 차이	diff difference delta
 차이점	diff difference
 차집합	difference
@@ -11479,6 +11489,7 @@ KOREAN_GLOSSARY_TEXT = '''
 측정	measure timeit perf
 치명적	critical fatal
 치환	substitute replace sub
+카라츠바	karatsuba
 카메라	camera
 카운터	counter count
 카운트	count counter
@@ -11647,6 +11658,7 @@ KOREAN_GLOSSARY_TEXT = '''
 파일인지	isfile file
 파일크기	getsize size st_size
 파티션	partition
+판단	determine decide check
 판별	check detect determine
 팔레트	palette
 패닉	panic
