@@ -102,7 +102,8 @@ FIELD_LENGTH_NORMALISATION = {'name': 0.3, 'scope': 0.3, 'path': 0.3,
 BM25_K1 = 1.2
 TEST_FILE_WEIGHT = 0.5      # test code ranks lower unless the question mentions tests
 TEST_DATA_LANGUAGES = frozenset({'json', 'yaml', 'toml', 'xml', 'ini', 'properties'})
-                            # ... and a test's data files even then: the tests are wanted
+                            # a test's data files (fixtures) rank as test files even when
+                            # the question mentions tests: then the tests are wanted
 PROSE_FILE_WEIGHT = 0.5     # so does prose (docs, README, .po) unless the question asks
                             # for it (PROSE_QUESTION_WORDS)
 PROSE_LANGUAGES = frozenset({'markdown', 'rst', 'text'})   # text: .txt, no known suffix
@@ -5468,9 +5469,7 @@ def write_index(path, document):
             finally:
                 os.close(dir_fd)
         if interrupt_waits():       # the interrupt's own line will follow this one
-            with contextlib.suppress(OSError, ValueError):
-                print(f'{program_name()}: index {path} was written before the interrupt',
-                      file=sys.stderr)
+            say_at_once(f'index {path} was written before the interrupt')
 
 
 def json_pieces(document):
@@ -5533,9 +5532,21 @@ def signals_deferred():
 
 
 def interrupt_waits():
-    """True when a Ctrl-C or SIGTERM that signals_deferred holds waits to be delivered."""
-    return hasattr(signal, 'sigpending') and \
-        bool(signal.sigpending() & {signal.SIGINT, signal.SIGTERM})
+    """True when a Ctrl-C or SIGTERM that signals_deferred holds waits to be delivered
+    (one that is ignored waits too, but nothing follows it)."""
+    return hasattr(signal, 'sigpending') and any(
+        signal.getsignal(number) != signal.SIG_IGN
+        for number in signal.sigpending() & {signal.SIGINT, signal.SIGTERM})
+
+
+def say_at_once(text):
+    """Write 'program: text' to stderr now, unbuffered and unescaped, over a progress line
+    on a terminal: what a signal handler, or a write that holds signals, can do."""
+    with contextlib.suppress(Exception):        # a closed or full stderr, or none
+        sys.stderr.flush()
+    with contextlib.suppress(OSError):
+        erase = '\r\033[K' if os.isatty(2) else ''
+        os.write(2, f'{erase}{program_name()}: {text}\n'.encode())
 
 
 def remove_leftover_temporaries(destination):
@@ -9750,10 +9761,7 @@ def interrupts_end_the_run():
     with these signals held, the lock ends with the process, and worker processes are
     killed with it (left alone they would take a moment to notice)."""
     def end(signum, frame):
-        with contextlib.suppress(OSError, ValueError, IndexProblem):
-            sys.stderr.flush()
-            erase = '\r\033[K' if sys.stderr.isatty() else ''
-            os.write(2, f'{erase}{program_name()}: interrupted\n'.encode())
+        say_at_once('interrupted')
         with contextlib.suppress(Exception):    # a handler must not raise into what it cut
             processes = sys.modules.get('multiprocessing')  # (maybe half imported, here)
             for worker in processes.active_children() if processes else ():
@@ -10276,6 +10284,7 @@ KOREAN_GLOSSARY_TEXT = '''
 디비	db database sqlite3
 디스크	disk usage
 디스크립터	descriptor fd fileno
+디스트리뷰션	distribution distro
 디스패처	dispatcher dispatch
 디스플레이	display
 디지털	digital
@@ -10379,6 +10388,7 @@ KOREAN_GLOSSARY_TEXT = '''
 마지막줄	last line tail
 마진	margin
 마치	finish done end
+마커	marker
 마크다운	markdown md
 막기	prevent block
 막아	block prevent
@@ -11522,6 +11532,7 @@ KOREAN_GLOSSARY_TEXT = '''
 컨텍스트	context
 컨텍스트매니저	context manager with
 컨트롤러	controller
+컨트리뷰터	contributor
 컨피그	config configparser
 컬러	color colour
 컬럼	column col
@@ -11634,6 +11645,7 @@ KOREAN_GLOSSARY_TEXT = '''
 트레잇	trait
 트리	tree
 트리거	trigger
+트리밍	trim trimming
 트림	trim strip
 특수	special
 특수문자	special punctuation escape

@@ -1292,9 +1292,7 @@ def write_index(path, document):
             finally:
                 os.close(dir_fd)
         if interrupt_waits():       # the interrupt's own line will follow this one
-            with contextlib.suppress(OSError, ValueError):
-                print(f'{program_name()}: index {path} was written before the interrupt',
-                      file=sys.stderr)
+            say_at_once(f'index {path} was written before the interrupt')
 
 
 def json_pieces(document):
@@ -1357,9 +1355,21 @@ def signals_deferred():
 
 
 def interrupt_waits():
-    """True when a Ctrl-C or SIGTERM that signals_deferred holds waits to be delivered."""
-    return hasattr(signal, 'sigpending') and \
-        bool(signal.sigpending() & {signal.SIGINT, signal.SIGTERM})
+    """True when a Ctrl-C or SIGTERM that signals_deferred holds waits to be delivered
+    (one that is ignored waits too, but nothing follows it)."""
+    return hasattr(signal, 'sigpending') and any(
+        signal.getsignal(number) != signal.SIG_IGN
+        for number in signal.sigpending() & {signal.SIGINT, signal.SIGTERM})
+
+
+def say_at_once(text):
+    """Write 'program: text' to stderr now, unbuffered and unescaped, over a progress line
+    on a terminal: what a signal handler, or a write that holds signals, can do."""
+    with contextlib.suppress(Exception):        # a closed or full stderr, or none
+        sys.stderr.flush()
+    with contextlib.suppress(OSError):
+        erase = '\r\033[K' if os.isatty(2) else ''
+        os.write(2, f'{erase}{program_name()}: {text}\n'.encode())
 
 
 def remove_leftover_temporaries(destination):
@@ -2706,10 +2716,7 @@ def interrupts_end_the_run():
     with these signals held, the lock ends with the process, and worker processes are
     killed with it (left alone they would take a moment to notice)."""
     def end(signum, frame):
-        with contextlib.suppress(OSError, ValueError, IndexProblem):
-            sys.stderr.flush()
-            erase = '\r\033[K' if sys.stderr.isatty() else ''
-            os.write(2, f'{erase}{program_name()}: interrupted\n'.encode())
+        say_at_once('interrupted')
         with contextlib.suppress(Exception):    # a handler must not raise into what it cut
             processes = sys.modules.get('multiprocessing')  # (maybe half imported, here)
             for worker in processes.active_children() if processes else ():

@@ -375,7 +375,7 @@ class QuestionWordTwinTests(TempDirCase):
 class OneTextTwinTests(TempDirCase):
     def test_what_both_files_write_out_is_one_text(self):
         for name in ('standard_spelling', 'request_failed', 'binary_reason', 'write_index',
-                     'signals_deferred', 'interrupt_waits'):
+                     'signals_deferred', 'interrupt_waits', 'say_at_once'):
             self.assertEqual(inspect.getsource(getattr(code_search, name)),
                              inspect.getsource(getattr(notes_search, name)), name)
 
@@ -706,7 +706,7 @@ class SignalTests(TempDirCase):
                       f'with tool.interrupts_end_the_run(), tool.signals_deferred():\n'
                       f'    os.kill(os.getpid(), signal.SIGINT)\n'
                       f'    tool.write_index("i.json", {{"tool": {tool!r}}})\n'
-                      f'print("not reached")\n')
+                      f'print("carried on")\n')
             result = subprocess.run([sys.executable, '-c', script], cwd=self.tmp,
                                     capture_output=True, text=True, timeout=60)
             name = TOOLS[tool][0].name
@@ -715,6 +715,12 @@ class SignalTests(TempDirCase):
                                         f'interrupt', f'{name}: interrupted']))
             self.assertEqual(json.loads((self.tmp / 'i.json').read_text()), {'tool': tool})
             self.assertEqual(os.listdir(self.tmp), ['i.json'])
+            ignored = script.replace('with tool.interrupts_end_the_run(), ',
+                                     'signal.signal(signal.SIGINT, signal.SIG_IGN)\nwith ')
+            result = subprocess.run([sys.executable, '-c', ignored], cwd=self.tmp,
+                                    capture_output=True, text=True, timeout=60)
+            self.assertEqual((result.returncode, result.stdout, result.stderr),
+                             (0, 'carried on\n', ''))      # an ignored Ctrl-C: no line
 
     def test_code_search_index(self):
         make_trees(self.tmp / 'src', code_files=600, notes=0)
