@@ -2711,10 +2711,11 @@ def port_number(text):
 
 @contextlib.contextmanager
 def interrupts_end_the_run():
-    """While the block runs, Ctrl-C and SIGTERM end the program at once with one line
-    and exit status 130 or 143.  Nothing needs undoing: an index is written and replaced
-    with these signals held, the lock ends with the process, and worker processes are
-    killed with it (left alone they would take a moment to notice)."""
+    """While the block runs, Ctrl-C and SIGTERM end the program at once with a line
+    (after write_index's, if they came while it wrote) and exit status 130 or 143.
+    Nothing needs undoing: an index is written and replaced with these signals held,
+    the lock ends with the process, and worker processes are killed with it (left
+    alone they would take a moment to notice)."""
     def end(signum, frame):
         say_at_once('interrupted')
         with contextlib.suppress(Exception):    # a handler must not raise into what it cut
