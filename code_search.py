@@ -11969,6 +11969,7 @@ indent indentation
 wrap fill
 shorten truncate abbreviate
 similar close fuzzy
+grow expand enlarge resize
 difference diff delta
 sort order sorted
 reverse reversed backwards

@@ -239,6 +239,15 @@ class TutorialApiTests(unittest.TestCase):
                           if not code_search.word_terms(word)], [])    # stop words
         self.assertEqual([group for group in groups if len(group) == 1], [])
 
+    def test_a_table_that_grows_is_found_by_its_resize(self):
+        with tempfile.TemporaryDirectory() as folder:
+            write(Path(folder) / 'table.py',
+                  'def clear_table(slots):\n    """Empty every slot of the table."""\n\n\n'
+                  'def resize(table):\n    """Double the slots of a table."""\n')
+            result = run_cli(folder, 'grow the table', '--json', '--top-k', '2')
+            self.assertEqual([hit['symbol'] for hit in json.loads(result.stdout)['results']],
+                             ['resize', 'clear_table'])
+
     def test_a_common_word_is_not_given_the_synonyms_of_a_word_stemmed_alike(self):
         # Groups are keyed by stem, so 'how does it work' looked for getcwd (working),
         # 'set a bit' for config (setting), 'mode' for module (mod), 'state' for
