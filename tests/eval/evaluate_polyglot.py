@@ -13,7 +13,9 @@ something inside, and 10 Korean), written the same way, and 64 more (t4-*, per G
 Java, Rust and TypeScript 6 English asking how to do something, 5 asking how it is
 done inside and 5 Korean), written the same way, and 72 more (t5-*, 32 Java, 20 Go
 and 20 Rust, about 40% English asking how to do something, 35% how it is done inside
-and 25% Korean), written the same way.  Ranking changes were tuned on these.
+and 25% Korean), written the same way, and 50 more over Java (t6-*, 32 English,
+half of them about insides, and 18 Korean), written the same way.  Ranking changes
+were tuned on these.
 polyglot_holdout.json (with --gold) holds 372 more, written the same way: 80
 (p2-*, 15 English and 5 Korean per language), then 100 (p3-*, 20 English and 5
 Korean per language, 8 of each language's English ones asking how the library
