@@ -4581,6 +4581,7 @@ particular something thing things while without about quickly have has had
 KOREAN_QUESTION_WORDS = frozenset(   # the same in Korean: whole words, particles off
     '어떻게 어떡해 무엇 무엇인가요 무엇인지 뭐 뭐가 뭔가요 뭐야 왜 언제 어디 어디서 방법 '
     '하면 하려면 수 있나요 있을까요 되나요 하나요 할까요 싶어요 싶습니다 주세요 알려주세요'.split())
+SUPERLATIVE_ADVERBS = frozenset(('가장', '제일'))   # 가장 큰: largest (superlatives_joined)
 WORD = re.compile(r'[A-Za-z0-9_]+|[가-힣]+')
 ADVERB_ENDINGS = (('ically', ('ic', 'ical')), ('bly', ('ble',)), ('ily', ('y',)),
                   ('ly', ('',)))        # an adverb's adjectives: atomically atomic atomical
@@ -4800,6 +4801,22 @@ def glossary_meanings(word):
     return meanings
 
 
+def superlatives_joined(words):
+    """words with each superlative the glossary knows joined into one word (가장 큰:
+    가장큰, largest): Korean writes it as two words, English and code as one."""
+    joined, i = [], 0
+    while i < len(words):
+        pair = ''.join(words[i:i + 2])
+        if words[i] in SUPERLATIVE_ADVERBS and i + 1 < len(words) and \
+                strip_particle(standard_spelling(pair)) in KOREAN_GLOSSARY:
+            joined.append(pair)
+            i += 2
+        else:
+            joined.append(words[i])
+            i += 1
+    return joined
+
+
 def hyphen_joined(hyphenated):
     """The terms a hyphenated word is also searched as, joined as names write it:
     Non-Blocking nonblock (stemmed as the index stems nonblocking) and non_blocking."""
@@ -4873,7 +4890,8 @@ def query_terms(question):
                   and word.isascii() and word.isalpha() and word_terms(word)
                   for adjective in adjectives_of(word.lower())]  # lazily: lazy
     expansions = []
-    meanings_of = {word: korean_meanings(word) if HANGUL.match(word) else [] for word in words}
+    meanings_of = {word: korean_meanings(word) if HANGUL.match(word) else []
+                   for word in superlatives_joined(words)}
     for word in sorted(meanings_of, key=lambda word: len(meanings_of[word])):
         concept = (word_terms(word) or (word,))[0]     # a term two words share goes to
         meanings = meanings_of[word]                    # the one with fewer meanings
@@ -9891,7 +9909,8 @@ KOREAN_SPELLINGS = tuple(tuple(line.split()) for line in '''
 
 # --- Data: the Korean -> English glossary of programming words -----------------------
 # One entry a line: a Korean word, a tab, then the English words code uses for it, the
-# most likely first.  Add a line to teach the search a new word.
+# most likely first.  Add a line to teach the search a new word.  A superlative, two
+# words in Korean and one in English, is written joined (가장큰: 가장 큰, largest).
 
 KOREAN_GLOSSARY_TEXT = '''
 가격	price cost
@@ -9908,6 +9927,19 @@ KOREAN_GLOSSARY_TEXT = '''
 가운데	center middle
 가운데정렬	center
 가장	most
+가장가까운	nearest closest
+가장긴	longest
+가장낮은	lowest min
+가장높은	highest max
+가장늦은	latest
+가장많은	most common
+가장빠른	earliest fastest
+가장오래된	oldest
+가장작은	smallest min minimum
+가장적은	fewest least
+가장짧은	shortest
+가장최근	latest newest
+가장큰	largest biggest max maximum
 가져오	get fetch load import
 가져오기	import get fetch load
 가져온	get fetch load
@@ -11349,6 +11381,11 @@ KOREAN_GLOSSARY_TEXT = '''
 제어	control
 제외	exclude ignore
 제이슨	json
+제일긴	longest
+제일많은	most common
+제일작은	smallest min minimum
+제일짧은	shortest
+제일큰	largest biggest max maximum
 제출	submit
 제한	limit max
 조각	slice chunk piece

@@ -223,6 +223,17 @@ class TutorialApiTests(unittest.TestCase):
             self.assertEqual([hit['symbol'] for hit in json.loads(result.stdout)['results']],
                              ['connect'])
 
+    def test_a_korean_superlative_is_read_as_one_word(self):
+        with tempfile.TemporaryDirectory() as folder:
+            write(Path(folder) / 'stats.py',
+                  'def most_values(values):\n    """The values seen most often."""\n\n\n'
+                  'def max_value(values):\n    """The largest of the values."""\n')
+            result = run_cli(folder, '가장 큰 값 구하기', '--json', '--top-k', '1')
+            self.assertEqual([hit['symbol'] for hit in json.loads(result.stdout)['results']],
+                             ['max_value'])
+        self.assertNotIn('most', code_search.query_terms('제일 큰 값')[0])
+        self.assertIn('big', code_search.query_terms('큰 값')[0])
+
     def test_korean_question_words_are_not_searched_for(self):
         weights = code_search.query_terms('파일을 어떻게 압축할 수 있나요')[0]
         self.assertEqual(weights, code_search.query_terms('파일을 압축할')[0])
