@@ -9945,6 +9945,7 @@ KOREAN_GLOSSARY_TEXT = '''
 가져온	get fetch load
 가져올	get fetch load
 가져와	get fetch load
+가중	weighted weight
 가중치	weights weight
 가중평균	weighted average mean
 가짜	fake mock dummy
@@ -9984,6 +9985,7 @@ KOREAN_GLOSSARY_TEXT = '''
 거리	distance dist
 거부	deny reject refuse
 거북이	turtle
+거짓	false
 건너뛰	skip
 건너뛰기	skip
 건너뛰어	skip
@@ -10047,6 +10049,7 @@ KOREAN_GLOSSARY_TEXT = '''
 관찰	observe watch
 괄호	parentheses bracket paren
 교집합	intersection
+교착	deadlock
 교착상태	deadlock
 교체	replace swap
 교환	exchange swap
@@ -10072,11 +10075,13 @@ KOREAN_GLOSSARY_TEXT = '''
 구해	get compute calculate
 구현	implement implementation
 구현체	implementation impl
+국제	international i18n
 국제화	gettext i18n locale
 굵게	bold
 권장	recommend
 권한	permission mode chmod access
 규칙	rule
+균형	balance balanced
 그래프	graph graphlib topological
 그래픽	graphics
 그려	draw
@@ -10085,6 +10090,8 @@ KOREAN_GLOSSARY_TEXT = '''
 그리기	draw canvas turtle
 그리드	grid
 그림	image picture draw
+근사	approximate approx
+근삿값	approximation approximate approx
 글꼴	font
 글로벌	global
 글씨	text font
@@ -10105,7 +10112,9 @@ KOREAN_GLOSSARY_TEXT = '''
 기본사전	defaultdict
 기본인증	basic auth
 기본키	primary key
+기아	starvation starve
 기억	remember cache memo
+기울임	italic
 기존	existing
 기준	key
 기호	symbol
@@ -10121,6 +10130,7 @@ KOREAN_GLOSSARY_TEXT = '''
 꺼	disable stop
 꺼내	get pop extract
 꺼낸	pop extract
+꼬리말	footer
 꽉	full
 끄	disable stop
 끊	close disconnect shutdown
@@ -10143,6 +10153,7 @@ KOREAN_GLOSSARY_TEXT = '''
 나오	appear occur
 나중	later
 나타내	represent repr
+난독화	obfuscate
 난수	random rand seed
 날짜	date datetime day
 남겨	keep leave log
@@ -10156,6 +10167,7 @@ KOREAN_GLOSSARY_TEXT = '''
 내보내	emit send export
 내보낸	export
 내부	internal inner
+내어쓰기	dedent
 내역	history log
 내용	content contents body
 내일	tomorrow
@@ -10184,6 +10196,7 @@ KOREAN_GLOSSARY_TEXT = '''
 논리	logic logical
 논블로킹	nonblocking setblocking
 높이	height
+누계	cumulative total accumulate
 누락	missing
 누수	leak
 누적	accumulate cumulative
@@ -10231,6 +10244,7 @@ KOREAN_GLOSSARY_TEXT = '''
 대역폭	bandwidth
 대입	assign
 대체	replace alternative substitute
+대칭키	symmetric key secret
 대화상자	dialog
 대화식	interactive
 대화형	interactive prompt
@@ -10293,6 +10307,8 @@ KOREAN_GLOSSARY_TEXT = '''
 두	two
 뒤	after later back end
 뒤섞	shuffle
+뒤져	search find
+뒤지	search find
 뒤집	reverse reversed flip
 뒤집기	reverse reversed
 뒤집어	reverse flip
@@ -10347,10 +10363,12 @@ KOREAN_GLOSSARY_TEXT = '''
 라인	line lines
 락	lock
 람다	lambda
+래치	latch countdown
 래퍼	wrapper wraps wrap
 랜덤	random
 런타임	runtime
 레거시	legacy
+레드블랙	red black
 레벨	level
 레이블	label
 레이아웃	layout
@@ -10416,6 +10434,7 @@ KOREAN_GLOSSARY_TEXT = '''
 마이그레이션	migration migrate
 마이크	microphone mic
 마이크로초	microseconds
+마임	mime mimetype
 마임타입	mimetype mime
 마지막	last end final
 마지막줄	last line tail
@@ -10433,6 +10452,7 @@ KOREAN_GLOSSARY_TEXT = '''
 만들어	create make
 만료	expire expires expired
 많아지	grow increase
+말줄임	ellipsis truncate shorten
 맞	match valid correct
 맞추	align fit match
 맞춰	align fit match
@@ -10452,6 +10472,7 @@ KOREAN_GLOSSARY_TEXT = '''
 맨앞	front first head
 맵	map
 맵핑	mapping map
+머리글	header
 머신	machine vm
 머지	merge
 멀티스레드	threading thread
@@ -10499,6 +10520,7 @@ KOREAN_GLOSSARY_TEXT = '''
 목	mock
 목록	list listing
 목적지	destination dst dest
+목차	toc contents
 몫	quotient div floordiv
 무결성	integrity checksum hmac
 무선	wireless wifi
@@ -10570,6 +10592,7 @@ KOREAN_GLOSSARY_TEXT = '''
 배경	background
 배경색	background bg
 배리어	barrier
+배수	multiple
 배압	backpressure
 배열	array
 배치	batch layout place
@@ -10661,9 +10684,11 @@ KOREAN_GLOSSARY_TEXT = '''
 분기	branch fork
 분류	classify category group
 분리	split separate
+분모	denominator
 분산	variance
 분석	analyze parse analysis
 분수	fraction fractions
+분자	numerator
 분포	distribution
 분할	split partition chunk
 불러	call load
@@ -10695,6 +10720,7 @@ KOREAN_GLOSSARY_TEXT = '''
 비공개	private
 비교	compare diff cmp
 비교함수	cmp key comparator
+비대칭	asymmetric
 비동기	async asyncio await
 비디오	video
 비밀	secret secrets
@@ -10743,11 +10769,13 @@ KOREAN_GLOSSARY_TEXT = '''
 사용자정의	custom user defined
 사운드	sound audio
 사이즈	size
+사이클	cycle
 사인	sin sign
 사전	dict dictionary
 사진	image photo
 삭제	delete remove unlink del
 살아있	alive is_alive
+삼각	trigonometric triangle
 삼각함수	sin cos tan
 삽입	insert
 상관관계	correlation
@@ -10777,6 +10805,7 @@ KOREAN_GLOSSARY_TEXT = '''
 생성일	ctime created creation
 생성자	constructor init new
 샤드	shard
+서로게이트	surrogate
 서머타임	dst
 서명	signature sign hmac
 서명검증	verify signature
@@ -10792,6 +10821,7 @@ KOREAN_GLOSSARY_TEXT = '''
 섞	shuffle
 섞어	shuffle
 선언	declare
+선입선출	fifo queue
 선택	select choice choose option
 선택적	optional
 선형회귀	linear regression
@@ -11013,6 +11043,8 @@ KOREAN_GLOSSARY_TEXT = '''
 액세스	access
 앱	app application
 야믈	yaml
+약분	reduce normalize gcd
+약수	divisor divisors
 약한참조	weakref
 양수	positive
 양쪽	both
@@ -11020,6 +11052,7 @@ KOREAN_GLOSSARY_TEXT = '''
 얕은복사	copy shallow
 어노테이션	annotation annotations
 어댑터	adapter
+어림	estimate approximate
 어사인먼트	assignment
 어서트	assert
 어설션	assert assertion
@@ -11157,6 +11190,7 @@ KOREAN_GLOSSARY_TEXT = '''
 원인	cause
 원자적	atomic
 원주율	pi
+원형	circular ring
 월	month
 웨이트그룹	waitgroup
 웹	web http
@@ -11211,6 +11245,7 @@ KOREAN_GLOSSARY_TEXT = '''
 이미지	image img
 이벤트	event
 이벤트루프	event loop asyncio
+이분	binary bisect
 이분탐색	bisect binary search
 이슈	issue
 이스케이프	escape
@@ -11243,6 +11278,7 @@ KOREAN_GLOSSARY_TEXT = '''
 인식	recognize detect
 인용	quote
 인자	argument arg args
+인접	adjacent neighbor neighbour
 인증	auth authenticate login
 인증서	certificate cert ssl
 인코더	encoder
@@ -11325,6 +11361,7 @@ KOREAN_GLOSSARY_TEXT = '''
 재귀한도	recursionlimit
 재발생	reraise raise
 재부팅	reboot restart
+재사용	reuse
 재생	play playback
 재시도	retry retries
 재시작	restart
@@ -11333,18 +11370,21 @@ KOREAN_GLOSSARY_TEXT = '''
 저장	save store write dump
 저장소	store storage
 적용	apply
+적중	hit
 전달	forward pass send
 전력	power
 전송	send transfer
 전역	global globals
 전역변수	globals global
 전원	power
+전위	preorder prefix
 전자우편	email mail
 전체	all whole total entire
 전환	switch toggle
 절대	absolute abs
 절대경로	abspath absolute resolve
 절대값	abs absolute
+절사	truncate trunc floor
 점검	check inspect
 접근	access
 접근권한	permission access
@@ -11409,6 +11449,7 @@ KOREAN_GLOSSARY_TEXT = '''
 죽여	kill
 죽이	kill terminate
 줄	line lines
+줄끝	eol newline
 줄바꿈	newline wrap linebreak
 줄수	line count lines
 줄씩	line lines readline
@@ -11418,6 +11459,7 @@ KOREAN_GLOSSARY_TEXT = '''
 줄이기	shrink reduce shorten truncate
 줄이는	shrink reduce shorten truncate
 줄인	shrink reduce
+줄임표	ellipsis
 중간	middle
 중단	abort break stop
 중단점	breakpoint
@@ -11425,6 +11467,7 @@ KOREAN_GLOSSARY_TEXT = '''
 중복제거	dedup unique
 중앙	center central
 중앙값	median
+중위	inorder infix
 중지	stop halt
 중첩	nested nest
 즐겨찾기	favorite bookmark
@@ -11470,6 +11513,8 @@ KOREAN_GLOSSARY_TEXT = '''
 차이점	diff difference
 차집합	difference
 차트	chart
+참	true
+참거짓	bool boolean
 참고	reference see
 참조	reference ref
 참조카운트	refcount getrefcount
@@ -11527,9 +11572,11 @@ KOREAN_GLOSSARY_TEXT = '''
 추상구문트리	ast
 추상클래스	abc abstract abstractmethod
 추적	trace traceback track
+추천	recommend suggest
 추출	extract
 축소	shrink reduce minimize
 축약	reduce
+축출	evict eviction
 출력	print output write
 충돌	conflict crash collision
 취소	cancel
@@ -11545,6 +11592,7 @@ KOREAN_GLOSSARY_TEXT = '''
 카피	copy
 칸	column cell width
 칼럼	column col
+캐리지리턴	cr carriage return
 캐릭터	char character
 캐스팅	cast
 캐시	cache cached lru
@@ -11708,6 +11756,7 @@ KOREAN_GLOSSARY_TEXT = '''
 파일인지	isfile file
 파일크기	getsize size st_size
 파티션	partition
+파편	fragment
 판단	determine decide check
 판별	check detect determine
 팔레트	palette
@@ -11868,11 +11917,13 @@ KOREAN_GLOSSARY_TEXT = '''
 해시테이블	hashtable hash dict
 해싱	hash hashlib
 해제	extract decompress release unlock
+핸드셰이크	handshake
 핸들	handle
 핸들러	handler
 핸들링	handling handle
 행	row line
 행렬	matrix
+허수	imaginary imag complex
 허용	allow permit
 헤더	header headers
 헤드리스	headless
@@ -11897,6 +11948,7 @@ KOREAN_GLOSSARY_TEXT = '''
 화면	screen display
 화면지우기	clear cls
 화이트리스트	whitelist allowlist
+화폐	currency money
 확대	zoom enlarge
 확률	probability
 확인	check verify
@@ -11912,6 +11964,8 @@ KOREAN_GLOSSARY_TEXT = '''
 횟수	count times
 효율적	efficient
 후	after later
+후위	postorder postfix
+후입선출	lifo stack
 훅	hook
 휴지통	trash
 흰색	white
