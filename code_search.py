@@ -130,7 +130,7 @@ PRIVATE_NAME_WEIGHT = 0.85  # private definitions (_name, `private`, Go's lowerc
 EXPORTED_WEIGHT = 1.3       # definitions a module lists in __all__: its public API
 MODULE_CODE_WEIGHT = 0.7    # a file's code outside definitions, whose docstring sums it up
 METHOD_WEIGHT = 0.8         # a Python method: a question in words more often wants a function
-TYPE_WEIGHT = 0.8           # a type (struct, class, interface) or a constructor named after
+TYPE_WEIGHT = 0.7           # a type (struct, class, interface) or a constructor named after
                             # it: a question in words more often wants what does the work
 EXACT_NAME_WEIGHT = 2.0     # a definition named exactly as the question spells a name
 RERANK_DEPTH = 300          # how many leading candidates the name weights look at
@@ -9985,7 +9985,6 @@ KOREAN_GLOSSARY_TEXT = '''
 거리	distance dist
 거부	deny reject refuse
 거북이	turtle
-거짓	false
 건너뛰	skip
 건너뛰기	skip
 건너뛰어	skip
@@ -10500,7 +10499,7 @@ KOREAN_GLOSSARY_TEXT = '''
 멤버	member
 며칠	days
 명령	command cmd
-명령어	command cmd
+명령어	command cmd instruction
 명령줄	argv argparse command line
 명령행	argv argparse command line
 몇	few number
@@ -11513,7 +11512,6 @@ KOREAN_GLOSSARY_TEXT = '''
 차이점	diff difference
 차집합	difference
 차트	chart
-참	true
 참거짓	bool boolean
 참고	reference see
 참조	reference ref
