@@ -35,6 +35,14 @@ COOKIE = re.compile(r'^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)')
 BLANK_OR_COMMENT = re.compile(r'^[ \t\f]*(?:#.*)?\Z')
 
 
+def symbols_found(file_name, source, question, top_k):
+    """The symbols `search --json` ranks for question in a folder holding one file."""
+    with tempfile.TemporaryDirectory() as folder:
+        write(Path(folder) / file_name, source)
+        result = run_cli(folder, question, '--json', '--top-k', str(top_k))
+        return [hit['symbol'] for hit in json.loads(result.stdout)['results']]
+
+
 def decode_like_python(data):
     """Independent decoding: BOM, then a PEP 263 cookie on line 1 or 2, else UTF-8."""
     if data.startswith(codecs.BOM_UTF8):
@@ -216,21 +224,14 @@ class TutorialApiTests(unittest.TestCase):
     def test_a_particle_after_an_english_word_is_not_searched_for(self):
         # asyncio로 is asyncio and the particle 로, which says nothing of the answer.
         self.assertNotIn('로', code_search.query_terms('asyncio로 접속하기').weights)
-        with tempfile.TemporaryDirectory() as folder:
-            write(Path(folder) / 'net.py', 'def send():\n    """HTTP로 요청을 보낸다."""\n\n\n'
-                                           'def connect():\n    """서버에 접속한다."""\n')
-            result = run_cli(folder, 'asyncio로 접속하기', '--json', '--top-k', '5')
-            self.assertEqual([hit['symbol'] for hit in json.loads(result.stdout)['results']],
-                             ['connect'])
+        source = ('def send():\n    """HTTP로 요청을 보낸다."""\n\n\n'
+                  'def connect():\n    """서버에 접속한다."""\n')
+        self.assertEqual(symbols_found('net.py', source, 'asyncio로 접속하기', 5), ['connect'])
 
     def test_a_korean_superlative_is_read_as_one_word(self):
-        with tempfile.TemporaryDirectory() as folder:
-            write(Path(folder) / 'stats.py',
-                  'def most_values(values):\n    """The values seen most often."""\n\n\n'
+        source = ('def most_values(values):\n    """The values seen most often."""\n\n\n'
                   'def max_value(values):\n    """The largest of the values."""\n')
-            result = run_cli(folder, '가장 큰 값 구하기', '--json', '--top-k', '1')
-            self.assertEqual([hit['symbol'] for hit in json.loads(result.stdout)['results']],
-                             ['max_value'])
+        self.assertEqual(symbols_found('stats.py', source, '가장 큰 값 구하기', 1), ['max_value'])
         self.assertNotIn('most', code_search.query_terms('제일 큰 값')[0])
         self.assertIn('big', code_search.query_terms('큰 값')[0])
 
@@ -251,13 +252,10 @@ class TutorialApiTests(unittest.TestCase):
         self.assertEqual([group for group in groups if len(group) == 1], [])
 
     def test_a_table_that_grows_is_found_by_its_resize(self):
-        with tempfile.TemporaryDirectory() as folder:
-            write(Path(folder) / 'table.py',
-                  'def clear_table(slots):\n    """Empty every slot of the table."""\n\n\n'
+        source = ('def clear_table(slots):\n    """Empty every slot of the table."""\n\n\n'
                   'def resize(table):\n    """Double the slots of a table."""\n')
-            result = run_cli(folder, 'grow the table', '--json', '--top-k', '2')
-            self.assertEqual([hit['symbol'] for hit in json.loads(result.stdout)['results']],
-                             ['resize', 'clear_table'])
+        self.assertEqual(symbols_found('table.py', source, 'grow the table', 2),
+                         ['resize', 'clear_table'])
 
     def test_a_common_word_is_not_given_the_synonyms_of_a_word_stemmed_alike(self):
         # Groups are keyed by stem, so 'how does it work' looked for getcwd (working),
