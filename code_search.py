@@ -113,6 +113,7 @@ PATH_WORD_WEIGHT = 1.2      # a file whose path holds a question's word: json/de
 PATH_LAYOUT_WORDS = frozenset('src lib mod index main init pkg cmd internal test'.split())
                             # ... but not one that names how a tree is laid out
 GLOSSARY_WEIGHT = 0.8       # an English word reached through the Korean glossary
+PHRASAL_VERB_WEIGHT = 0.8   # a word a phrasal verb is searched as (go through: iterate)
 SYNONYM_WEIGHT = 0.5        # another word for a question's word (folder -> directory)
 SYNONYM_POSTING_LIMIT = 100000  # a synonym found nearly everywhere is skipped (chars)
 COMPOUND_WEIGHT = 0.7       # a lowercase compound name reached through a part (dir: makedirs)
@@ -4582,6 +4583,7 @@ KOREAN_QUESTION_WORDS = frozenset(   # the same in Korean: whole words, particle
     '어떻게 어떡해 무엇 무엇인가요 무엇인지 뭐 뭐가 뭔가요 뭐야 왜 언제 어디 어디서 방법 '
     '하면 하려면 수 있나요 있을까요 되나요 하나요 할까요 싶어요 싶습니다 주세요 알려주세요'.split())
 SUPERLATIVE_ADVERBS = frozenset(('가장', '제일'))   # 가장 큰: largest (superlatives_joined)
+VERB_OBJECTS = frozenset(('it', 'them', 'one', 'everything'))   # look it up (phrasal_verbs)
 WORD = re.compile(r'[A-Za-z0-9_]+|[가-힣]+')
 ADVERB_ENDINGS = (('ically', ('ic', 'ical')), ('bly', ('ble',)), ('ily', ('y',)),
                   ('ly', ('',)))        # an adverb's adjectives: atomically atomic atomical
@@ -4817,6 +4819,49 @@ def superlatives_joined(words):
     return joined
 
 
+def read_phrasal_verbs(text):
+    """Lines 'verb particle: words...' -> {(form, particle): (words, ...)} for each form
+    of the verb (verb_forms): looks up, looking up, looked up."""
+    phrases = {}
+    for line in text.strip().splitlines():
+        phrase, _, words = line.partition(':')
+        verb, particle = phrase.split()
+        for form in verb_forms(verb):
+            phrases[form, particle] = tuple(words.split())
+    return phrases
+
+
+def verb_forms(verb):
+    """An English verb's present and regular past forms: go goes going, set setting, log
+    logged, use using used (not the irregular went or broke)."""
+    forms = {verb, verb + 's', verb + 'es', verb + 'ing', verb + 'ed', verb + 'd'}
+    if verb.endswith('e'):
+        forms.add(verb[:-1] + 'ing')
+    if len(verb) <= 4 and verb[-1] not in 'aeiouwy' and verb[-2] in 'aeiou':
+        forms.update((verb + verb[-1] + 'ing', verb + verb[-1] + 'ed'))
+    return forms
+
+
+def phrasal_verbs(words):
+    """words without the phrasal verbs of ENGLISH_PHRASAL_VERBS they hold (go through, look
+    it up), and [(the phrase as said, the words it is searched as)]: a verb like go or
+    look says little alone, and through or out, which are not stop words, nothing."""
+    kept, found, i = [], [], 0
+    lowered = [word.lower() for word in words]
+    while i < len(words):
+        for gap in (1, 2):
+            particle = lowered[i + gap] if i + gap < len(words) else ''
+            meanings = ENGLISH_PHRASAL_VERBS.get((lowered[i], particle))
+            if meanings and (gap == 1 or lowered[i + 1] in VERB_OBJECTS):
+                found.append((' '.join(lowered[i:i + gap + 1]), meanings))
+                i += gap + 1
+                break
+        else:
+            kept.append(words[i])
+            i += 1
+    return kept, found
+
+
 def hyphen_joined(hyphenated):
     """The terms a hyphenated word is also searched as, joined as names write it:
     Non-Blocking nonblock (stemmed as the index stems nonblocking) and non_blocking."""
@@ -4857,8 +4902,9 @@ class Terms(NamedTuple):
 
 
 def query_terms(question):
-    """Weighted terms of a question: its own terms, dotted names, Korean glossary words
-    and English synonyms (Terms, with no compound names yet: with_compounds adds them)."""
+    """Weighted terms of a question: its own terms, the words of its phrasal verbs, dotted
+    names, Korean glossary words and English synonyms (Terms, with no compound names yet:
+    with_compounds adds them)."""
     weights, concepts = {}, {}
 
     def add(word, weight, concept=None):
@@ -4873,8 +4919,18 @@ def query_terms(question):
     carried = [word for word in words if word in KOREAN_QUESTION_WORDS
                or strip_particle(word) in KOREAN_QUESTION_WORDS]
     words = [word for word in words if word not in carried] or words
+    words, phrases = phrasal_verbs(words)
     for word in words:
         add(word, 1.0)
+    expansions = []
+    for phrase, meanings in phrases:    # a word the question says is a question's word
+        said = {term for word in phrase.split() for term in word_terms(word)}
+        for meaning in meanings:
+            if word_terms(meaning)[0] in said:
+                add(meaning, 1.0, phrase)
+                expansions.extend((synonym, phrase) for synonym in synonyms_of(meaning))
+            else:
+                add(meaning, PHRASAL_VERB_WEIGHT, phrase)
     if not weights:             # words any question carries, and no other: the name asked
         weights.update((word.lower(), 1.0) for word in words)   # for ('which', 'Some')
         concepts.update((word.lower(), word.lower()) for word in words)
@@ -4889,7 +4945,6 @@ def query_terms(question):
     adjectives = [(adjective, word_terms(word)[0]) for word in words if len(word) >= 6
                   and word.isascii() and word.isalpha() and word_terms(word)
                   for adjective in adjectives_of(word.lower())]  # lazily: lazy
-    expansions = []
     meanings_of = {word: korean_meanings(word) if HANGUL.match(word) else []
                    for word in superlatives_joined(words)}
     for word in sorted(meanings_of, key=lambda word: len(meanings_of[word])):
@@ -6311,10 +6366,12 @@ def missing_words(question, terms, words):
 def dropped_words(question, terms):
     """The question's words that gave it no term: English words every question carries
     (STOP_WORDS) and Korean ones (KOREAN_QUESTION_WORDS), less the parts of a hyphenated
-    word searched joined (how-to: howto), for --explain."""
+    word searched joined (how-to: howto) and the words of a phrasal verb, for --explain."""
     joined = {part.lower() for hyphenated in HYPHENATED.findall(question)
               if any(term in terms.weights for term in hyphen_joined(hyphenated))
               for part in hyphenated.split('-')}
+    joined.update(word for concept in terms.concepts.values() if ' ' in concept
+                  for word in concept.split())      # go through: iterate walk
     return [word for word in WORD.findall(composed(question))
             if word.lower() not in terms.weights and word.lower() not in joined
             and not any(term in terms.weights for term in word_terms(word))]
@@ -10243,6 +10300,7 @@ KOREAN_GLOSSARY_TEXT = '''
 대역폭	bandwidth
 대입	assign
 대체	replace alternative substitute
+대칭	symmetric symmetry
 대칭키	symmetric key secret
 대화상자	dialog
 대화식	interactive
@@ -10453,6 +10511,7 @@ KOREAN_GLOSSARY_TEXT = '''
 많아지	grow increase
 말줄임	ellipsis truncate shorten
 맞	match valid correct
+맞는지	match valid correct
 맞추	align fit match
 맞춰	align fit match
 매개변수	parameter param arg
@@ -10729,6 +10788,7 @@ KOREAN_GLOSSARY_TEXT = '''
 비슷한지	similar
 비어있	empty
 비어있는	empty
+비었는지	empty isempty
 비우	clear empty flush
 비운	clear empty
 비워	clear empty
@@ -11301,6 +11361,7 @@ KOREAN_GLOSSARY_TEXT = '''
 일정	fixed constant regular
 일치	match equal
 읽	read
+읽고	read
 읽기	read
 읽기전용	readonly read
 읽어	read
@@ -11655,6 +11716,7 @@ KOREAN_GLOSSARY_TEXT = '''
 크롤링	crawl scrape
 큰	larger greater big
 큰따옴표	double quote
+큰지	greater larger bigger
 클라우드	cloud
 클라이언트	client
 클래스	class cls
@@ -12335,6 +12397,58 @@ guess detect sniff infer
 structure struct
 '''
 ENGLISH_SYNONYMS = read_synonyms(ENGLISH_SYNONYMS_TEXT)
+
+# English phrasal verbs, one a line: the verb and its particle, then the words code uses
+# for what the two say together.  A question's phrase is searched as those words, at
+# PHRASAL_VERB_WEIGHT and without their synonyms, since each is the sense meant (join of
+# wait for, not of strings); the verb's own word, if listed, as any word of the question.
+ENGLISH_PHRASAL_VERBS_TEXT = '''
+go through: iterate walk traverse
+go over: iterate walk traverse
+walk through: walk iterate traverse
+loop through: loop iterate walk traverse
+loop over: loop iterate walk traverse
+step through: step iterate
+look up: lookup look find get resolve
+look for: find search locate
+look through: search scan find
+find out: determine detect find
+figure out: determine detect guess infer
+work out: compute calculate determine
+set up: setup configure config init
+start up: startup start init
+shut down: shutdown close stop
+tear down: teardown cleanup
+clean up: cleanup clean
+break up: split chunk
+split up: split partition
+put together: join build combine
+give up: timeout cancel abort
+hand out: acquire allocate
+throw away: discard drop remove
+throw out: discard evict remove
+fill in: fill populate default
+pull out: extract
+pick out: select extract
+cut off: truncate
+turn on: enable
+turn off: disable
+switch on: enable
+switch off: disable
+log in: login authenticate
+sign in: login signin authenticate
+log out: logout
+sign out: logout signout
+back up: backup copy
+write out: write flush dump
+wait for: wait join await
+fall back: fallback default
+carry out: perform execute run
+line up: align pad
+wake up: wake notify signal
+call back: callback
+'''
+ENGLISH_PHRASAL_VERBS = read_phrasal_verbs(ENGLISH_PHRASAL_VERBS_TEXT)
 
 
 # --- Data: the page `serve` shows ------------------------------------------------------

@@ -257,6 +257,24 @@ class TutorialApiTests(unittest.TestCase):
         self.assertEqual(symbols_found('table.py', source, 'grow the table', 2),
                          ['resize', 'clear_table'])
 
+    def test_a_phrasal_verb_is_searched_as_what_it_means(self):
+        # 'go' of 'go through' is a rare word in code, and said nothing of the answer.
+        source = ('def go_back(page):\n    """Go back to the previous page."""\n\n\n'
+                  'def walk(root):\n    """Yield every file below root."""\n')
+        question = 'go through every file below a folder'
+        self.assertEqual(symbols_found('site.py', source, question, 2), ['walk'])
+        self.assertEqual(code_search.dropped_words(question, code_search.query_terms(question)),
+                         ['every', 'a'])    # --explain: go and through were read
+        weights = code_search.query_terms('how is it looked up').weights
+        self.assertEqual((weights['lookup'], weights['look']),
+                         (code_search.PHRASAL_VERB_WEIGHT, 1.0))   # a word it says: in full
+        self.assertEqual(code_search.query_terms('look it up').weights, weights)
+        self.assertIn('go', code_search.query_terms('go to the page').weights)
+        lines = code_search.ENGLISH_PHRASAL_VERBS_TEXT.strip().split('\n')
+        self.assertEqual([line for line in lines if len(line.partition(':')[0].split()) != 2
+                          or not all(code_search.word_terms(word)
+                                     for word in line.partition(':')[2].split())], [])
+
     def test_a_common_word_is_not_given_the_synonyms_of_a_word_stemmed_alike(self):
         # Groups are keyed by stem, so 'how does it work' looked for getcwd (working),
         # 'set a bit' for config (setting), 'mode' for module (mod), 'state' for
