@@ -4582,7 +4582,7 @@ particular something thing things while without about quickly have has had
 KOREAN_QUESTION_WORDS = frozenset(   # the same in Korean: whole words, particles off
     '어떻게 어떡해 무엇 무엇인가요 무엇인지 뭐 뭐가 뭔가요 뭐야 왜 언제 어디 어디서 방법 '
     '하면 하려면 수 있나요 있을까요 되나요 하나요 할까요 싶어요 싶습니다 주세요 알려주세요'.split())
-SUPERLATIVE_ADVERBS = frozenset(('가장', '제일'))   # 가장 큰: largest (superlatives_joined)
+JOINED_KOREAN_HEADS = frozenset(('가장', '제일', '한'))   # 가장 큰 largest, 한 번 once
 VERB_OBJECTS = frozenset(('it', 'them', 'one', 'everything'))   # look it up (phrasal_verbs)
 WORD = re.compile(r'[A-Za-z0-9_]+|[가-힣]+')
 ADVERB_ENDINGS = (('ically', ('ic', 'ical')), ('bly', ('ble',)), ('ily', ('y',)),
@@ -4803,13 +4803,14 @@ def glossary_meanings(word):
     return meanings
 
 
-def superlatives_joined(words):
-    """words with each superlative the glossary knows joined into one word (가장 큰:
-    가장큰, largest): Korean writes it as two words, English and code as one."""
+def korean_words_joined(words):
+    """words with each pair the glossary knows as one word joined (가장 큰: 가장큰, largest;
+    한 번: 한번, once): Korean writes a superlative or a count as two words, English and
+    code as one."""
     joined, i = [], 0
     while i < len(words):
         pair = ''.join(words[i:i + 2])
-        if words[i] in SUPERLATIVE_ADVERBS and i + 1 < len(words) and \
+        if words[i] in JOINED_KOREAN_HEADS and i + 1 < len(words) and \
                 strip_particle(standard_spelling(pair)) in KOREAN_GLOSSARY:
             joined.append(pair)
             i += 2
@@ -4946,7 +4947,7 @@ def query_terms(question):
                   and word.isascii() and word.isalpha() and word_terms(word)
                   for adjective in adjectives_of(word.lower())]  # lazily: lazy
     meanings_of = {word: korean_meanings(word) if HANGUL.match(word) else []
-                   for word in superlatives_joined(words)}
+                   for word in korean_words_joined(words)}
     for word in sorted(meanings_of, key=lambda word: len(meanings_of[word])):
         concept = (word_terms(word) or (word,))[0]     # a term two words share goes to
         meanings = meanings_of[word]                    # the one with fewer meanings

@@ -228,12 +228,14 @@ class TutorialApiTests(unittest.TestCase):
                   'def connect():\n    """서버에 접속한다."""\n')
         self.assertEqual(symbols_found('net.py', source, 'asyncio로 접속하기', 5), ['connect'])
 
-    def test_a_korean_superlative_is_read_as_one_word(self):
+    def test_a_korean_superlative_or_count_is_read_as_one_word(self):
         source = ('def most_values(values):\n    """The values seen most often."""\n\n\n'
                   'def max_value(values):\n    """The largest of the values."""\n')
         self.assertEqual(symbols_found('stats.py', source, '가장 큰 값 구하기', 1), ['max_value'])
         self.assertNotIn('most', code_search.query_terms('제일 큰 값')[0])
         self.assertIn('big', code_search.query_terms('큰 값')[0])
+        self.assertIn('onc', code_search.query_terms('한 번 실행')[0])    # 한번: once
+        self.assertNotIn('onc', code_search.query_terms('한 개 실행')[0])
 
     def test_korean_question_words_are_not_searched_for(self):
         weights = code_search.query_terms('파일을 어떻게 압축할 수 있나요')[0]
