@@ -4584,6 +4584,7 @@ KOREAN_QUESTION_WORDS = frozenset(   # the same in Korean: whole words, particle
     '하면 하려면 수 있나요 있을까요 되나요 하나요 할까요 싶어요 싶습니다 주세요 알려주세요'.split())
 JOINED_KOREAN_HEADS = frozenset(('가장', '제일', '한'))   # 가장 큰 largest, 한 번 once
 VERB_OBJECTS = frozenset(('it', 'them', 'one', 'everything'))   # look it up (phrasal_verbs)
+NOT_PARTICLES = frozenset(('up to',))   # a preposition: lines up to a limit (phrasal_verbs)
 WORD = re.compile(r'[A-Za-z0-9_]+|[가-힣]+')
 ADVERB_ENDINGS = (('ically', ('ic', 'ical')), ('bly', ('ble',)), ('ily', ('y',)),
                   ('ly', ('',)))        # an adverb's adjectives: atomically atomic atomical
@@ -4851,9 +4852,10 @@ def phrasal_verbs(words):
     lowered = [word.lower() for word in words]
     while i < len(words):
         for gap in (1, 2):
-            particle = lowered[i + gap] if i + gap < len(words) else ''
+            particle, after = (lowered[i + gap:i + gap + 2] + ['', ''])[:2]
             meanings = ENGLISH_PHRASAL_VERBS.get((lowered[i], particle))
-            if meanings and (gap == 1 or lowered[i + 1] in VERB_OBJECTS):
+            if meanings and (gap == 1 or lowered[i + 1] in VERB_OBJECTS) \
+                    and f'{particle} {after}' not in NOT_PARTICLES:
                 found.append((' '.join(lowered[i:i + gap + 1]), meanings))
                 i += gap + 1
                 break
@@ -10301,7 +10303,6 @@ KOREAN_GLOSSARY_TEXT = '''
 대역폭	bandwidth
 대입	assign
 대체	replace alternative substitute
-대칭	symmetric symmetry
 대칭키	symmetric key secret
 대화상자	dialog
 대화식	interactive
@@ -10512,7 +10513,6 @@ KOREAN_GLOSSARY_TEXT = '''
 많아지	grow increase
 말줄임	ellipsis truncate shorten
 맞	match valid correct
-맞는지	match valid correct
 맞추	align fit match
 맞춰	align fit match
 매개변수	parameter param arg
@@ -10789,7 +10789,6 @@ KOREAN_GLOSSARY_TEXT = '''
 비슷한지	similar
 비어있	empty
 비어있는	empty
-비었는지	empty isempty
 비우	clear empty flush
 비운	clear empty
 비워	clear empty
@@ -11362,7 +11361,6 @@ KOREAN_GLOSSARY_TEXT = '''
 일정	fixed constant regular
 일치	match equal
 읽	read
-읽고	read
 읽기	read
 읽기전용	readonly read
 읽어	read
@@ -11717,7 +11715,6 @@ KOREAN_GLOSSARY_TEXT = '''
 크롤링	crawl scrape
 큰	larger greater big
 큰따옴표	double quote
-큰지	greater larger bigger
 클라우드	cloud
 클라이언트	client
 클래스	class cls
@@ -12403,9 +12400,9 @@ ENGLISH_SYNONYMS = read_synonyms(ENGLISH_SYNONYMS_TEXT)
 # for what the two say together.  A question's phrase is searched as those words, at
 # PHRASAL_VERB_WEIGHT and without their synonyms, since each is the sense meant (join of
 # wait for, not of strings); the verb's own word, if listed, as any word of the question.
+# Not phrases a noun can make: the logs in a folder, the sign in front of a number.
 ENGLISH_PHRASAL_VERBS_TEXT = '''
 go through: iterate walk traverse
-go over: iterate walk traverse
 walk through: walk iterate traverse
 loop through: loop iterate walk traverse
 loop over: loop iterate walk traverse
@@ -12429,23 +12426,17 @@ hand out: acquire allocate
 throw away: discard drop remove
 throw out: discard evict remove
 fill in: fill populate default
+line up: align pad
 pull out: extract
 pick out: select extract
 cut off: truncate
 turn on: enable
 turn off: disable
-switch on: enable
-switch off: disable
-log in: login authenticate
-sign in: login signin authenticate
-log out: logout
-sign out: logout signout
 back up: backup copy
 write out: write flush dump
 wait for: wait join await
 fall back: fallback default
 carry out: perform execute run
-line up: align pad
 wake up: wake notify signal
 call back: callback
 '''

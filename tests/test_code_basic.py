@@ -272,6 +272,9 @@ class TutorialApiTests(unittest.TestCase):
                          (code_search.PHRASAL_VERB_WEIGHT, 1.0))   # a word it says: in full
         self.assertEqual(code_search.query_terms('look it up').weights, weights)
         self.assertIn('go', code_search.query_terms('go to the page').weights)
+        for noun in ('rotate the logs in a folder', 'the minus sign in front of a number',
+                     'when the buffer goes over its size', 'read lines up to a limit'):
+            self.assertEqual(code_search.phrasal_verbs(noun.split())[1], [], noun)
         lines = code_search.ENGLISH_PHRASAL_VERBS_TEXT.strip().split('\n')
         self.assertEqual([line for line in lines if len(line.partition(':')[0].split()) != 2
                           or not all(code_search.word_terms(word)
