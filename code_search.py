@@ -4834,14 +4834,13 @@ def read_phrasal_verbs(text):
 
 
 def verb_forms(verb):
-    """An English verb's present and regular past forms: go goes going, set setting, log
-    logged, use using used (not the irregular went or broke)."""
-    forms = {verb, verb + 's', verb + 'es', verb + 'ing', verb + 'ed', verb + 'd'}
-    if verb.endswith('e'):
-        forms.add(verb[:-1] + 'ing')
-    if len(verb) <= 4 and verb[-1] not in 'aeiouwy' and verb[-2] in 'aeiou':
-        forms.update((verb + verb[-1] + 'ing', verb + verb[-1] + 'ed'))
-    return forms
+    """An English verb's forms: go goes going, set sets setting, log logged, use used
+    using (a regular past only: not went or broke)."""
+    doubled = len(verb) in (3, 4) and verb[-1] not in 'aeiouwy' and verb[-2] in 'aeiou' \
+        and verb[-3] not in 'aeiou'             # one vowel before one consonant
+    stem = verb[:-1] if verb.endswith('e') else verb + verb[-1] if doubled else verb
+    third = verb + 'es' if verb.endswith(('s', 'sh', 'ch', 'x', 'o')) else verb + 's'
+    return {verb, third, stem + 'ing', stem + 'ed'}
 
 
 def phrasal_verbs(words):
