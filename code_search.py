@@ -56,6 +56,7 @@ import re
 import secrets
 import shlex
 import stat
+import threading
 import time
 import tokenize
 import unicodedata
@@ -155,6 +156,10 @@ TRACE_CONTEXT = 3           # lines shown each side of a trace frame's line (--f
 MAX_FILE_SIZE = 2 * 1024 * 1024   # larger files are skipped (--max-file-size): parsing
                                   # takes up to ~200x a file's size in memory
 READ_BACK_LIMIT = 256 * 1024 * 1024  # reading an indexed file back for its lines
+DEEP_PARSE_BYTES = 100000   # before Python 3.11, a Python file this long is parsed on a
+DEEP_PARSE_STACK = 64       # thread with this many bytes of stack per byte of it: that
+                            # parser has no depth limit, and 1+1+...+1 120,000 deep
+                            # overflows the main thread's 8 MB and kills the process
 FILES_PER_JOB = 16          # files a worker process parses at a time
 PARALLEL_MIN_FILES = 64     # fewer files than this are parsed in one process
 POSTING_BUCKETS = 1024      # postings live in this many strings (see Index records)
@@ -712,6 +717,7 @@ def module_runs(code_lines, covered, line_count):
 
 NEWLINE = re.compile(r'\n')
 LINE_BREAK_BYTES = re.compile(rb'\r\n|\r|\n')
+PARSE_THREAD_LOCK = threading.Lock()    # see parse_deep
 # Definitions live only in statement lists, so the walk visits just these fields, in
 # the order ast lists them (the tutorial's NodeVisitor order).
 STATEMENT_FIELDS = ('body', 'handlers', 'orelse', 'finalbody', 'cases')
@@ -772,9 +778,7 @@ def parse_source(data, filename, strict=False):
     for text it cannot read as Python: a syntax error, or syntax of a newer Python than
     the one running), unless strict (the tutorial's API), which lets SyntaxError through."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter('ignore')
-            return ast.parse(data, filename=filename)
+        return parse_deep(data, filename)
     except SyntaxError as error:
         if strict:
             raise
@@ -783,6 +787,39 @@ def parse_source(data, filename, strict=False):
         raise SkipFile(f'cannot parse: {error}') from None
     except (RecursionError, MemoryError):
         raise InWindows('nested too deeply for the parser') from None
+
+
+def parse_deep(data, filename):
+    """ast.parse, quietly; before Python 3.11 a long file on a thread whose stack holds
+    as deep a tree as the file can nest (DEEP_PARSE_STACK), since there the parser's
+    C recursion has no limit and would crash the process instead of raising."""
+    def parse():
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            return ast.parse(data, filename=filename)
+
+    if sys.version_info >= (3, 11) or len(data) < DEEP_PARSE_BYTES:
+        return parse()
+    outcome = []
+
+    def run():
+        try:
+            outcome.append(parse())
+        except BaseException as error:     # handed to the caller's thread
+            outcome.append(error)
+    with PARSE_THREAD_LOCK:         # the stack size is the interpreter's, for new threads
+        previous = threading.stack_size(max(len(data) * DEEP_PARSE_STACK, 32 << 20))
+        try:
+            thread = threading.Thread(target=run, daemon=True)
+            thread.start()
+        except RuntimeError:        # no memory for the stack
+            raise MemoryError from None
+        finally:
+            threading.stack_size(previous)
+    thread.join()
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return outcome[0]
 
 
 def python_definitions(tree, line_count):
@@ -5333,7 +5370,6 @@ def worker_setup(parent):
     and so does the end of its parent, whose pid is parent.  A worker's answers go back
     to its parent, so its stderr goes nowhere: a worker whose parent was interrupted
     must not print the broken pipe it meets."""
-    import threading                # only workers need it
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if hasattr(signal, 'pthread_sigmask'):
