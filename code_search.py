@@ -5865,6 +5865,9 @@ def index_problem(index, deep=True):
     records = index['files'].values()
     try:
         fids = {record['fid'] for record in records}
+        if not all(type(record.get('size')) is type(record.get('mtime_ns')) is int
+                   and type(record.get('sha256')) is str for record in records):
+            return 'damaged index: a file record without its size, mtime or SHA-256'
         if len(fids) != len(records) or {type(fid) for fid in fids} - {int} \
                 or index['chunk_count'] != sum(record['count'] for record in records):
             return 'damaged index: chunk counts do not add up'

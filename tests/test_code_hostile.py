@@ -812,6 +812,9 @@ class BadIndexTests(HostileCase):
             'start zero': changed(set_chunk('start', 0)),
             'start is text': changed(set_chunk('start', 'one')),
             'fid not int': changed(lambda i: i['files']['good.py'].__setitem__('fid', str(fid))),
+            'size missing': changed(lambda i: i['files']['good.py'].pop('size')),
+            'mtime not int': changed(lambda i: i['files']['good.py'].__setitem__('mtime_ns', 1.5)),
+            'sha256 missing': changed(lambda i: i['files']['good.py'].pop('sha256')),
             'files not a dict': changed(lambda i: i.__setitem__('files', [])),
             'postings not strings': changed(
                 lambda i: i['postings'].__setitem__(0, [fid, 0, 0])),

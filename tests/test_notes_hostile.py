@@ -454,6 +454,9 @@ class CorruptIndexTests(TempDirCase):
             'lengths not numbers': record('lengths', 'x y'),
             'lengths short': record('lengths', ''),
             'tags not list': record('tags', 3),
+            'size missing': changed(lambda d: d['files']['a.md'].pop('size')),
+            'mtime not int': record('mtime_ns', 1.5),
+            'sha256 missing': changed(lambda d: d['files']['a.md'].pop('sha256')),
             'fid twice': changed(lambda d: d['files']['b.md'].update(
                 fid=d['files']['a.md']['fid'])),
             'texts not list': changed(lambda d: d.update(texts='x')),
