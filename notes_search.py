@@ -2054,9 +2054,11 @@ def path_filter(globs):
 
 
 def unmatched_globs(relatives, globs):
-    """The including globs that match none of the relative paths."""
-    return [glob for glob in split_globs(globs) if not glob.startswith('!')
-            and not any(glob_regex(glob).match(composed(relative)) for relative in relatives)]
+    """The including globs that match none of the relative paths (each glob's regex made
+    once: a long one takes time to make)."""
+    regexes = {glob: glob_regex(glob) for glob in split_globs(globs) if not glob.startswith('!')}
+    return [glob for glob, regex in regexes.items()
+            if not any(regex.match(composed(relative)) for relative in relatives)]
 
 
 # --- Reading hits back: is the note still the one indexed? ----------------------------

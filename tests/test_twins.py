@@ -256,6 +256,18 @@ class PathGlobTests(TempDirCase):
             'query': 'shared_marker', 'path_prefix': 'nowhere/*,src'})
         self.assertTrue(text.endswith("\n[path_prefix 'nowhere/*' matches no indexed file]"), text)
 
+    def test_globs_that_match_nothing_are_made_into_regexes_once(self):
+        from unittest import mock
+        relatives = [f'd{number}/n{number}.md' for number in range(500)]
+        for tool in TOOLS.values():
+            made = []
+            real = tool[1].glob_regex
+            with mock.patch.object(tool[1], 'glob_regex',
+                                   lambda glob: made.append(glob) or real(glob)):
+                unmatched = tool[1].unmatched_globs(relatives, ['nowhere/*,d1', '!x', 'n7*'])
+            self.assertEqual(unmatched, ['nowhere/*'], tool[1].TOOL)
+            self.assertEqual(made, ['nowhere/*', 'd1', 'n7*'], tool[1].TOOL)
+
     def test_a_path_filter_limits_the_hits_not_their_scores(self):
         for number in range(6):
             folder = 'src' if number < 2 else 'lib'
