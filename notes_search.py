@@ -1498,6 +1498,10 @@ def load_index(path, deep=True):
     try:
         index = json.loads(data)
     except (ValueError, RecursionError):
+        if data and index_owner(data) != TOOL:      # index leaves it alone: say so
+            raise IndexProblem(f'not a {TOOL} index, or one damaged at its start: {path} '
+                               f'(index will not overwrite it: delete it or choose another '
+                               f'--out)') from None
         raise IndexProblem(f'index file is corrupt or truncated: {path} (rebuild it with: '
                            f'{program_name()} index FOLDER --out {path})') from None
     problem = index_problem(index, deep)

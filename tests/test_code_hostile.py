@@ -856,6 +856,10 @@ class BadIndexTests(HostileCase):
                     self.assertIn('notes_search', result.stderr)
                 if name == 'wrong format version':
                     self.assertIn('rebuild', result.stderr)
+                if name in ('not json', 'invalid utf-8', 'deep json'):   # index refuses them
+                    self.assertIn('index will not overwrite it', result.stderr)
+                if name == 'truncated':                 # and rebuilds this one
+                    self.assertIn('rebuild it with', result.stderr)
                 if name.startswith('skipped'):      # ls --all lists them: one line too
                     listed = run_main('ls', '--all', '--index', self.out)
                     self.assertEqual((listed.returncode, len(lines_of(listed.stderr))), (2, 1))

@@ -501,7 +501,10 @@ class CorruptIndexTests(TempDirCase):
                            'invalid utf-8': b'\xff\xfe{}'}.items():
             with self.subTest(name=name):
                 index.write_bytes(data)
-                self.assert_one_error_line(run_cli('search', 'cache', cwd=self.tmp))
+                searched = run_cli('search', 'cache', cwd=self.tmp)
+                self.assert_one_error_line(searched)
+                if name in ('not json', 'invalid utf-8'):   # no advice index would refuse
+                    self.assertIn('index will not overwrite it', searched.stderr)
                 self.assert_one_error_line(run_cli('tags', cwd=self.tmp))
                 refused = run_cli('index', 'notes', cwd=self.tmp)
                 self.assert_one_error_line(refused, contains='refusing to overwrite it')
