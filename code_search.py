@@ -8402,7 +8402,13 @@ def report_skipped(skipped):
 
 
 def warn(message):
-    print(f'{program_name()}: warning: {message}', file=sys.stderr)
+    print(f'{program_name()}: warning: {one_line(message)}', file=sys.stderr)
+
+
+def one_line(message):
+    """A message as one line: a line break that a path or a value in it holds is shown
+    escaped, as \\n."""
+    return str(message).replace('\r', '\\r').replace('\n', '\\n')
 
 
 @contextlib.contextmanager
@@ -9355,7 +9361,7 @@ class ArgumentParser(argparse.ArgumentParser):
         if message.startswith('the following arguments are required') \
                 and message.rpartition(' ')[2] in ('question', 'pattern'):
             message += " (one that starts with '-' goes last, after '--')"
-        self.exit(2, f'{self.prog}: error: {message}\n')
+        self.exit(2, f'{self.prog}: error: {one_line(message)}\n')
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -9581,7 +9587,8 @@ def run_repos(args):
                                          IndexOptions(jobs=args.jobs or 0, as_before=True),
                                          report)
             except IndexProblem as problem:
-                print(f"{program_name()}: error: {repo['name']}: {problem}", file=sys.stderr)
+                print(f"{program_name()}: error: {one_line(repo['name'])}: {one_line(problem)}",
+                      file=sys.stderr)
                 status = max(status, problem.status)
                 continue
             print_index_summary(stats, repo['name'])
@@ -9920,7 +9927,7 @@ def main(argv=None):
             return status
         except IndexProblem as problem:
             with contextlib.suppress(IndexProblem):         # a stderr that is full, too
-                print(f'{program_name()}: error: {problem}', file=sys.stderr)
+                print(f'{program_name()}: error: {one_line(problem)}', file=sys.stderr)
             return problem.status
         except KeyboardInterrupt:
             print(f'{program_name()}: interrupted', file=sys.stderr)

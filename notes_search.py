@@ -2171,7 +2171,13 @@ def report_skipped(skipped):
 
 
 def warn(message):
-    print(f'{program_name()}: warning: {message}', file=sys.stderr)
+    print(f'{program_name()}: warning: {one_line(message)}', file=sys.stderr)
+
+
+def one_line(message):
+    """A message as one line: a line break that a path or a value in it holds is shown
+    escaped, as \\n."""
+    return str(message).replace('\r', '\\r').replace('\n', '\\n')
 
 
 @contextlib.contextmanager
@@ -2577,7 +2583,7 @@ class ArgumentParser(argparse.ArgumentParser):
         if message.startswith('the following arguments are required') \
                 and message.rpartition(' ')[2] in ('question', 'pattern'):
             message += " (one that starts with '-' goes last, after '--')"
-        self.exit(2, f'{self.prog}: error: {message}\n')
+        self.exit(2, f'{self.prog}: error: {one_line(message)}\n')
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -2756,7 +2762,7 @@ def main(argv=None):
             return status
         except IndexProblem as problem:
             with contextlib.suppress(IndexProblem):         # a stderr that is full, too
-                print(f'{program_name()}: error: {problem}', file=sys.stderr)
+                print(f'{program_name()}: error: {one_line(problem)}', file=sys.stderr)
             return problem.status
         except KeyboardInterrupt:
             print(f'{program_name()}: interrupted', file=sys.stderr)

@@ -192,6 +192,18 @@ class LeftoverTests(TempDirCase):
                                      (2, f'{path.name}: error: {message}\n'))
                     self.assertEqual(sorted(os.listdir(self.tmp)), ['src'])
 
+    def test_an_error_about_a_name_with_a_line_break_is_one_line(self):
+        for tool, (path, _) in TOOLS.items():
+            for args, message in ((['search', 'x', '--index', 'no\nindex.json'],
+                                   'index file not found: no\\nindex.json'),
+                                  (['index', 'no\nroot', '--out', 'i.json'],
+                                   'root folder does not exist: no\\nroot')):
+                with self.subTest(tool=tool, command=args[0]):
+                    result = run(tool, *args, cwd=self.tmp)
+                    self.assertEqual(result.returncode, 2)
+                    self.assertEqual(len(result.stderr.splitlines()), 1, result.stderr)
+                    self.assertIn(message, result.stderr)
+
 
 class PathGlobTests(TempDirCase):
     """--path means one thing in both tools, and MCP's path_prefix agrees with it."""
