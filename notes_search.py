@@ -2433,6 +2433,11 @@ def make_handler(answer, allowed_hosts):
         server_version = f'{TOOL}/{__version__}'
         protocol_version = 'HTTP/1.0'
 
+        def parse_request(self):     # curl sends a URL's UTF-8 as it is: as a browser
+            self.raw_requestline = re.sub(            # would, percent-encode it first
+                rb'[\x80-\xff]', lambda byte: b'%%%02X' % byte.group()[0], self.raw_requestline)
+            return super().parse_request()
+
         def do_GET(self):
             self.respond(b'')
 

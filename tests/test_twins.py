@@ -339,6 +339,27 @@ class HandlerTests(unittest.TestCase):
                 self.assertEqual(json.loads(failed.exception.read()),
                                  {'error': "internal error: ValueError('a bug')"})
 
+    def test_a_url_of_raw_utf8_is_read_as_its_percent_encoding(self):
+        import socket
+        import urllib.parse
+        targets = []
+
+        def echo(method, target, body):
+            targets.append(target)
+            return 200, 'application/json', b'{}'
+        for _, tool in TOOLS.values():
+            with self.subTest(tool=tool.TOOL), contextlib.redirect_stderr(io.StringIO()):
+                port = int(self.serve(tool, echo).rpartition(':')[2])
+                for question in ('캐시', '안녕'):         # 녕 holds byte 0x85, a NEL to str.split
+                    with socket.create_connection(('127.0.0.1', port), timeout=30) as client:
+                        client.sendall(f'GET /api/search?q={question} HTTP/1.0\r\n'
+                                       'Host: 127.0.0.1\r\n\r\n'
+                                       .encode('utf-8'))
+                        reply = client.makefile('rb').readline()
+                    self.assertEqual(reply.split()[1], b'200', reply)
+                    self.assertEqual(urllib.parse.parse_qs(targets.pop().partition('?')[2]),
+                                     {'q': [question]})
+
     def test_one_log_line_per_request_from_many_threads(self):
         import concurrent.futures
 
