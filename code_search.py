@@ -8887,10 +8887,10 @@ def mcp_response(message, state):
     """Answer one JSON-RPC message (None for notifications); state holds the session."""
     if not isinstance(message, dict) or message.get('jsonrpc') != '2.0' \
             or not isinstance(message.get('method'), str):
-        if isinstance(message, dict) and ('id' not in message and 'method' in message
-                                          or 'method' not in message
-                                          and ('result' in message or 'error' in message)):
-            return None                 # a notification, or a client's response
+        if isinstance(message, dict) and 'method' not in message \
+                and ('result' in message or 'error' in message):
+            return None                 # a client's response (an invalid notification,
+                                        # {"method": 1}, is answered, as JSON-RPC says)
         known = message.get('id') if isinstance(message, dict) else None
         return rpc_error(known if valid_id(known) else None, -32600, 'Invalid Request')
     method, params = message['method'], message.get('params', {})
@@ -8915,9 +8915,11 @@ def mcp_response(message, state):
         result = {'tools': mcp_tool_list()}
     elif method == 'tools/call':
         name, arguments = params.get('name'), params.get('arguments', {})
+        if not isinstance(name, str):
+            return rpc_error(request_id, -32602, 'Invalid params: the tool to call needs a '
+                                                 'name, a string')
         if name not in MCP_TOOLS:
-            return rpc_error(request_id, -32602, f'Unknown tool: {name}' if name is not None
-                             else 'Invalid params: the tool to call needs a name')
+            return rpc_error(request_id, -32602, f'Unknown tool: {name}')
         if arguments is not None and not isinstance(arguments, dict):
             return rpc_error(request_id, -32602, 'Invalid params: arguments must be an object')
         arguments = whole_numbers(name, arguments or {})
@@ -9003,15 +9005,26 @@ def serve_mcp(load, stdin, stdout):
             continue
         if isinstance(message, list):
             if state['version'] in MCP_BATCH_VERSIONS and message:
-                replies = [r for r in (mcp_response(m, state) for m in message) if r]
+                replies = [r for r in (mcp_answer(m, state) for m in message) if r]
                 if replies:
                     write_message(stdout, replies)
             else:
                 write_message(stdout, rpc_error(None, -32600, 'Invalid Request: no batches'))
             continue
-        reply = mcp_response(message, state)
+        reply = mcp_answer(message, state)
         if reply is not None:
             write_message(stdout, reply)
+
+
+def mcp_answer(message, state):
+    """mcp_response, with a bug of ours answered as JSON-RPC's internal error (-32603)
+    and one stderr line: the session goes on."""
+    try:
+        return mcp_response(message, state)
+    except Exception as error:
+        print(f'code_search mcp: internal error: {error!r}', file=sys.stderr)
+        known = message.get('id') if isinstance(message, dict) else None
+        return rpc_error(known if valid_id(known) else None, -32603, f'Internal error: {error!r}')
 
 
 def write_message(stdout, message):

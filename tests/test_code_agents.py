@@ -1243,6 +1243,9 @@ class McpTests(unittest.TestCase):
                 reply = server.request('tools/call')
                 self.assertEqual(reply['error']['code'], -32602)
                 self.assertIn('needs a name', reply['error']['message'])
+                for name in (['read_file'], {'a': 1}, 3):     # a list is no dict key
+                    reply = server.request('tools/call', {'name': name})
+                    self.assertEqual(reply['error']['code'], -32602, name)
                 for method in ('resources/list', 'server/discover', 'prompts/get'):
                     reply = server.request(method, {})
                     self.assertEqual(reply['error']['code'], -32601, reply)
@@ -1272,6 +1275,11 @@ class McpTests(unittest.TestCase):
         server.send(b'{}\n')                          # neither a request nor a response
         self.assertEqual(server.recv(), {'jsonrpc': '2.0', 'id': None, 'error': {
             'code': -32600, 'message': 'Invalid Request'}})
+        for invalid in (b'{"jsonrpc": "2.0", "method": 1, "params": "bar"}\n',   # JSON-RPC 7
+                        b'{"jsonrpc": "1.0", "method": "ping"}\n'):
+            server.send(invalid)
+            self.assertEqual(server.recv(), {'jsonrpc': '2.0', 'id': None, 'error': {
+                'code': -32600, 'message': 'Invalid Request'}})
         for params in ([], 0):
             self.assertEqual(server.request('tools/call', params)['error']['code'], -32602)
             reply = server.request('tools/call', {'name': 'index_status', 'arguments': params})
@@ -1292,6 +1300,24 @@ class McpTests(unittest.TestCase):
             {'jsonrpc': '2.0', 'id': None, 'error': {
                 'code': -32600, 'message': 'Invalid Request: a message over 100 bytes'}},
             {'jsonrpc': '2.0', 'id': 2, 'result': {}}])
+
+    def test_a_bug_of_ours_is_an_internal_error_and_the_session_goes_on(self):
+        import contextlib
+        import io
+        lines = [json.dumps({'jsonrpc': '2.0', 'id': 1, 'method': 'tools/list'}).encode() + b'\n',
+                 json.dumps({'jsonrpc': '2.0', 'id': 2, 'method': 'ping'}).encode() + b'\n']
+        stdout, stderr = io.BytesIO(), io.StringIO()
+        with unittest.mock.patch.object(code_search, 'mcp_tool_list',
+                                        side_effect=RuntimeError('a bug')), \
+                contextlib.redirect_stderr(stderr):
+            code_search.serve_mcp(lambda: [], io.BytesIO(b''.join(lines)), stdout)
+        replies = [json.loads(line) for line in stdout.getvalue().splitlines()]
+        self.assertEqual(replies, [
+            {'jsonrpc': '2.0', 'id': 1, 'error': {
+                'code': -32603, 'message': "Internal error: RuntimeError('a bug')"}},
+            {'jsonrpc': '2.0', 'id': 2, 'result': {}}])
+        self.assertEqual(stderr.getvalue(),
+                         "code_search mcp: internal error: RuntimeError('a bug')\n")
 
     def test_a_message_of_just_the_limit_is_read(self):
         import io
