@@ -8849,14 +8849,20 @@ def mcp_read(repos, arguments, budget):
         if used > room:
             break
         kept += 1
+    line_cut = not kept and bool(lines)
     if kept < len(lines):
-        if not kept:                    # a line longer than the budget: as much as fits
+        if line_cut:                    # a line longer than the budget: as much as fits
             lines[0], kept = lines[0][:room - width], 1
         end = result['start'] + kept - 1
-        result = dict(result, end=end, text='\n'.join(lines[:kept]), truncated=True,
-                      next_start=end + 1)
+        result = dict(result, end=end, text='\n'.join(lines[:kept]), truncated=True)
+        if end < result['total_lines']:
+            result['next_start'] = end + 1
     text = format_read(result)
-    if result.get('truncated'):
+    if line_cut:                        # no start reads the rest of that line
+        text += (f"\n[line {result['end']} cut to fit: a larger max_chars shows all of it"
+                 + (f"; start={result['next_start']} reads on]" if 'next_start' in result
+                    else ']'))
+    elif result.get('truncated'):
         text += (f"\n[cut at line {result['end']} of {result['total_lines']}: call read_file "
                  f"with start={result['next_start']} for the rest]")
     return text or f"{result['path']} is empty", result

@@ -563,6 +563,20 @@ class McpToolTests(TempDirCase):
                          )[0]['structuredContent']
         whole = self.call('read_file', {'path': 'app/billing.py'})[0]['structuredContent']
         self.assertEqual(cut['text'] + '\n' + rest['text'], whole['text'])
+        write(self.root / 'long.py', 'A = 1\nLONG = "' + 'x' * 3000 + '"\n')
+        cli('index', self.root, '--out', self.index)
+        for start in (1, 2):            # start=2: the long line alone, the file's last
+            result, text = self.call('read_file', {'path': 'long.py', 'start': start,
+                                                   'max_chars': 300})
+            cut = result['structuredContent']
+            self.assertEqual((cut['end'], cut['truncated']), (2 if start == 2 else 1, True))
+            self.assertLessEqual(len(text), 300)
+            if start == 1:                              # line 1 fits; start=2 reads on
+                self.assertEqual(cut['next_start'], 2)
+            else:                                       # no start reads the rest of line 2
+                self.assertNotIn('next_start', cut)
+                self.assertTrue(text.endswith('[line 2 cut to fit: a larger max_chars shows '
+                                              'all of it]'), text)
         backwards = self.server.result('read_file', {'path': 'app/billing.py', 'start': 5,
                                                      'end': 2})
         self.assertTrue(backwards['isError'])
