@@ -8823,9 +8823,11 @@ def mcp_grep(repos, arguments, budget):
                                with_repo)
         shown = matches[:kept]
         if len(text) > room:                    # one match longer than the budget: its start
-            text = text[:room]
+            text = text[:room] + ('' if len(matches) > 1 or 'next_offset' in result else
+                                  '\n[match cut to fit: a larger max_chars shows all of it]')
             shown = [dict(matches[0], text=matches[0]['text'][:room], truncated=True)]
-        result = dict(result, matches=shown)
+        result = dict(result, matches=shown, truncated=result['truncated'] or
+                      any(match.get('truncated') for match in shown))
         if kept < len(matches):
             result.update(truncated=True, next_offset=offset + kept)
     if 'next_offset' in result:

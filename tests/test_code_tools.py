@@ -525,9 +525,15 @@ class McpToolTests(TempDirCase):
             page = server.result('grep_code', {'pattern': 'needle', 'offset': offset,
                                                'max_results': 1, 'max_chars': 300})
             pages.append(page['structuredContent']['matches'])
+            self.assertLessEqual(len(page['content'][0]['text']), 300)
             offset = page['structuredContent'].get('next_offset')
         self.assertEqual([[match['line'] for match in page] for page in pages], [[1], [2]])
         self.assertIs(pages[0][0]['truncated'], True)
+        alone = server.result('grep_code', {'pattern': 'LONG', 'max_chars': 300})
+        self.assertIs(alone['structuredContent']['truncated'], True)    # its only match cut
+        self.assertTrue(alone['content'][0]['text'].endswith(
+            '[match cut to fit: a larger max_chars shows all of it]'))
+        self.assertLessEqual(len(alone['content'][0]['text']), 300)
         self.assertEqual(server.close(), 0)
 
     def test_grep_code_globs_and_budget(self):
