@@ -78,8 +78,8 @@ TOOL = 'code_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 8          # layout of the index file (8: the counts compounds are mined from)
 PARSER_VERSION = 24         # how files become chunks; a change re-parses every file
-TOKENIZER_VERSION = 7       # how text becomes terms; a change re-parses every file
-                            # (7: 최댓값 and 최대값, 갯수 and 개수 spelled one way)
+TOKENIZER_VERSION = 8       # how text becomes terms; a change re-parses every file
+                            # (8: a dotted name is a term only as a question spells it)
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
 DEFAULT_TOP_K = 2           # the tutorial's default
@@ -116,7 +116,8 @@ PATH_LAYOUT_WORDS = frozenset('src lib mod index main init pkg cmd internal test
 GLOSSARY_WEIGHT = 0.8       # an English word reached through the Korean glossary
 PHRASAL_VERB_WEIGHT = 0.8   # a word a phrasal verb is searched as (go through: iterate)
 SYNONYM_WEIGHT = 0.5        # another word for a question's word (folder -> directory)
-SYNONYM_POSTING_LIMIT = 100000  # a synonym found nearly everywhere is skipped (chars)
+SYNONYM_POSTING_LIMIT = 22000   # a synonym found nearly everywhere is skipped (entries:
+                                # the chunks and runs of chunks its posting lists)
 COMPOUND_WEIGHT = 0.7       # a lowercase compound name reached through a part (dir: makedirs)
 # (the next four limits and the prefixes shape the table `index` mines; change one and
 # the next `index` mines it again)
@@ -4630,6 +4631,8 @@ HYPHENATED = re.compile(r'(?<![\w-])(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:-[A-Za-z0-9
                         r'(?![\w-])')  # a question's read-only, utf-8, x86-64
 IDENTIFIER_PART = re.compile(r'[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+')
 HANGUL = re.compile(r'[가-힣]+\Z')
+DOTTED_NAME = re.compile(r'(?<!\w)[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+')   # Invoice.total:
+                        # from a word's start only, which keeps a search of it linear
 
 
 def tokens(text):
@@ -4973,8 +4976,7 @@ def query_terms(question):
     if not weights:             # words any question carries, and no other: the name asked
         weights.update((word.lower(), 1.0) for word in words)   # for ('which', 'Some')
         concepts.update((word.lower(), word.lower()) for word in words)
-    for dotted in re.findall(r'(?<!\w)[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+',
-                             dotted_question(question)):     # from a word's start: linear
+    for dotted in DOTTED_NAME.findall(dotted_question(question)):
         weights[dotted.lower()] = 1.0
         concepts.setdefault(dotted.lower(), dotted.lower())
     for hyphenated in HYPHENATED.findall(question):     # read-only: readonly, read_only
@@ -5175,8 +5177,8 @@ def chunk_postings(chunks, fid):
             counts = count_terms(text)
             if field == 'name' and not counts and text.lower() in STOP_WORDS:
                 counts = {text.lower(): 1}      # which, Some, of: found when asked alone
-            if field == 'name' and '.' in chunk['symbol']:
-                dotted = chunk['symbol'].lower()
+            if field == 'name' and DOTTED_NAME.fullmatch(chunk['symbol']):  # as asked:
+                dotted = chunk['symbol'].lower()        # not a window's path:L1-9, nor o.a=b
                 counts[dotted] = counts.get(dotted, 0) + 1
             number = FIELD_NUMBER[field]
             lengths[local][number] = sum(counts.values())
@@ -6115,7 +6117,8 @@ def term_matches(index, terms, accept_path=None, averages=None):
     field_count = len(FIELDS)
     for term in weights:
         value = find_posting(index['postings'], term)
-        if not value or (term not in anchors and len(value) > SYNONYM_POSTING_LIMIT):
+        if not value or (term not in anchors and value.count(';') + value.count(',')
+                         > SYNONYM_POSTING_LIMIT):     # not in characters: file ids grow
             continue
         weighted, outside = {}, set()
         for segment in value.split(';'):

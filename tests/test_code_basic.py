@@ -841,6 +841,58 @@ class IncrementalTests(unittest.TestCase):
         self.assertEqual(named, fids)   # no posting names a file that is gone
         self.assertGreater(max(fids), 30)
 
+    def test_names_holding_the_postings_marks_are_no_terms(self):
+        # A window of a Hive-style folder (header=1108/notes.txt:L1-1) or a JavaScript key
+        # ("x|y") was a term holding '=' or '|', the marks a posting string is cut at: an
+        # update cut it short, kept the file's old entries and, when the cut named a term of
+        # the same string (1108 puts header there), overwrote that term's posting.
+        write(self.root / 'header=1108' / 'notes.txt', 'hello\n')
+        write(self.root / 'keys.js', 'const o = {};\no["x|y"] = function () { return 1; };\n')
+        write(self.root / 'a.py', 'def parse_header(h):\n    \"\"\"Parse a header.\"\"\"\n'
+                                  '    return h\n')
+        self.summary()
+        write(self.root / 'header=1108' / 'notes.txt', 'bye\n')
+        self.summary()
+        fresh = Path(self.folder.name) / 'fresh.json'
+        self.summary(out=fresh)
+        kept, new = (code_search.open_index_file(path) for path in (self.out, fresh))
+        found = code_search.search_index(kept, 'parse header', top_k=5)
+        self.assertEqual(found[0]['symbol'], 'parse_header')
+        self.assertEqual(found, code_search.search_index(new, 'parse header', top_k=5))
+        def by_path(index):         # {term: the segments, their file ids as paths}
+            paths = {str(record['fid']): path for path, record in index['files'].items()}
+            return {term: sorted(paths[fid] + rest for fid, _, rest in
+                                 (segment.partition(' ') for segment in posting.split(';')))
+                    for term, posting in code_search.unpack_postings(index['postings']).items()}
+        terms = by_path(kept)
+        self.assertEqual([term for term in terms if '=' in term or '|' in term], [])
+        self.assertEqual(terms, by_path(new))
+
+    def test_the_synonym_limit_counts_entries_not_the_digits_of_file_ids(self):
+        from unittest import mock
+        for number in range(12):
+            write(self.root / 'a' / f'm{number}.py',
+                  f'def remove_item{number}(x):\n    \"\"\"Remove the item.\"\"\"\n')
+        write(self.root / 'files.py', 'def delete_file():\n    \"\"\"Delete a file.\"\"\"\n\n\n'
+                                      'def remove_file():\n    \"\"\"Remove a file.\"\"\"\n')
+        self.summary()
+        (self.root / 'a').rename(self.root / 'b')     # new file ids, of more digits
+        self.summary()
+        fresh = Path(self.folder.name) / 'fresh.json'
+        self.summary(out=fresh)
+        kept, new = (code_search.open_index_file(path) for path in (self.out, fresh))
+        posting = code_search.find_posting(new['postings'], 'remov')
+        entries = posting.count(';') + posting.count(',')
+        scores = []
+        for limit in (entries, entries - 1):        # remove counts, then it is skipped
+            with mock.patch.object(code_search, 'SYNONYM_POSTING_LIMIT', limit):
+                hits = [code_search.search_index(index, 'delete a file', top_k=20)
+                        for index in (kept, new)]
+            self.assertEqual(*hits)
+            scores.append(next(hit['score'] for hit in hits[0]
+                               if hit['symbol'] == 'remove_file'))
+        self.assertGreater(scores[0], scores[1])
+
     def test_versions_recorded_and_parser_version_change_reparses(self):
         for i in range(5):
             write(self.root / f'm{i}.py', f'def f{i}():\n    return {i}\n')
