@@ -157,10 +157,11 @@ TRACE_CONTEXT = 3           # lines shown each side of a trace frame's line (--f
 MAX_FILE_SIZE = 2 * 1024 * 1024   # larger files are skipped (--max-file-size): parsing
                                   # takes up to ~200x a file's size in memory
 READ_BACK_LIMIT = 256 * 1024 * 1024  # reading an indexed file back for its lines
-DEEP_PARSE_BYTES = 100000   # before Python 3.11, a Python file this long is parsed on a
-DEEP_PARSE_STACK = 64       # thread with this many bytes of stack per byte of it: that
-                            # parser has no depth limit, and 1+1+...+1 120,000 deep
-                            # overflows the main thread's 8 MB and kills the process
+DEEP_PARSE_BYTES = 20000    # before Python 3.11, a Python file this long is parsed on a
+DEEP_PARSE_STACK = 128      # thread with this many bytes of stack per byte of it: that
+                            # parser has no depth limit and takes ~48 bytes a level, so
+                            # 1+1+...+1 120,000 deep overflows a main thread's 8 MB (2 MB
+                            # on Windows) and kills the process
 FILES_PER_JOB = 16          # files a worker process parses at a time
 PARALLEL_MIN_FILES = 64     # fewer files than this are parsed in one process
 POSTING_BUCKETS = 1024      # postings live in this many strings (see Index records)
@@ -809,7 +810,8 @@ def parse_deep(data, filename):
         except BaseException as error:     # handed to the caller's thread
             outcome.append(error)
     with PARSE_THREAD_LOCK:         # the stack size is the interpreter's, for new threads
-        previous = threading.stack_size(max(len(data) * DEEP_PARSE_STACK, 32 << 20))
+        size = max(len(data) * DEEP_PARSE_STACK, 32 << 20)
+        previous = threading.stack_size(-(-size // (1 << 20)) << 20)   # whole MiB: pages
         try:
             thread = threading.Thread(target=run, daemon=True)
             thread.start()
@@ -5499,7 +5501,7 @@ def stat_changed(info, record):
     which also moves when only the mode changed or a `touch -d` put the mtime back (git
     checks it too)."""
     return (info.st_size, info.st_mtime_ns, info.st_ctime_ns) != \
-        (record['size'], record['mtime_ns'], record.get('ctime_ns'))
+        (record.get('size'), record.get('mtime_ns'), record.get('ctime_ns'))
 
 
 def scan_tree(root, options=IndexOptions(), strict=False):
@@ -5788,7 +5790,7 @@ def load_index(path, deep=True):
     try:
         index = json.loads(data)
     except (ValueError, RecursionError):
-        if data and index_owner(data) != TOOL:      # index leaves it alone: say so
+        if data and index_owner(data[:256]) != TOOL:    # index leaves it alone: say so
             raise IndexProblem(f'not a {TOOL} index, or one damaged at its start: {path} '
                                f'(index will not overwrite it: delete it or choose another '
                                f'--out)') from None
@@ -6855,7 +6857,7 @@ def repo_status(repo):
             info = os.stat(found[relative])
         except OSError:
             return dict(row, state='stale')
-        if stat_changed(info, record):
+        if not isinstance(record, dict) or stat_changed(info, record):
             return dict(row, state='stale')
     return row
 
@@ -8408,10 +8410,14 @@ def warn(message):
     print(f'{program_name()}: warning: {one_line(message)}', file=sys.stderr)
 
 
+LINE_BREAK_ESCAPES = str.maketrans({'\n': '\\n', '\r': '\\r', '\u2028': '\\u2028',
+                                    '\u2029': '\\u2029'})   # the rest: Printable
+
+
 def one_line(message):
     """A message as one line: a line break that a path or a value in it holds is shown
     escaped, as \\n."""
-    return str(message).replace('\r', '\\r').replace('\n', '\\n')
+    return str(message).translate(LINE_BREAK_ESCAPES)
 
 
 @contextlib.contextmanager

@@ -1248,7 +1248,7 @@ def stat_changed(info, record):
     which also moves when only the mode changed or a `touch -d` put the mtime back (git
     checks it too)."""
     return (info.st_size, info.st_mtime_ns, info.st_ctime_ns) != \
-        (record['size'], record['mtime_ns'], record.get('ctime_ns'))
+        (record.get('size'), record.get('mtime_ns'), record.get('ctime_ns'))
 
 
 # --- Index file: atomic write, lock, load and validate ---------------------------------
@@ -1498,7 +1498,7 @@ def load_index(path, deep=True):
     try:
         index = json.loads(data)
     except (ValueError, RecursionError):
-        if data and index_owner(data) != TOOL:      # index leaves it alone: say so
+        if data and index_owner(data[:256]) != TOOL:    # index leaves it alone: say so
             raise IndexProblem(f'not a {TOOL} index, or one damaged at its start: {path} '
                                f'(index will not overwrite it: delete it or choose another '
                                f'--out)') from None
@@ -2174,10 +2174,14 @@ def warn(message):
     print(f'{program_name()}: warning: {one_line(message)}', file=sys.stderr)
 
 
+LINE_BREAK_ESCAPES = str.maketrans({'\n': '\\n', '\r': '\\r', '\u2028': '\\u2028',
+                                    '\u2029': '\\u2029'})   # the rest: Printable
+
+
 def one_line(message):
     """A message as one line: a line break that a path or a value in it holds is shown
     escaped, as \\n."""
-    return str(message).replace('\r', '\\r').replace('\n', '\\n')
+    return str(message).translate(LINE_BREAK_ESCAPES)
 
 
 @contextlib.contextmanager

@@ -3,6 +3,7 @@ links, unusable index files, misuse of the command line, and odd questions.
 
 Each hostile file must cost exactly one stderr line naming it (with a reason); the rest
 of the tree is indexed and searchable, and the exit status stays 0."""
+import ast
 import contextlib
 import io
 import json
@@ -303,6 +304,23 @@ class DeepNestingTests(HostileCase):
                     self.assert_good_searchable()
                 finally:
                     path.unlink()
+
+    @unittest.skipIf(sys.version_info >= (3, 11), 'the parser has a depth limit')
+    def test_a_deep_parse_thread_gets_a_stack_of_whole_pages(self):
+        from unittest import mock
+        import threading
+        sizes, real = [], threading.stack_size
+
+        def page_sized(size=0):
+            sizes.append(size)
+            if size % 4096:
+                raise ValueError(f'size not valid: {size} bytes')   # as macOS says
+            return real(size)
+        data = b'x = 1' + b'+1' * 300001 + b'\n'          # a stack of over 32 MiB
+        with mock.patch.object(threading, 'stack_size', page_sized):
+            tree = code_search.parse_source(data, 'deep.py')
+        self.assertIsInstance(tree, ast.Module)
+        self.assertGreaterEqual(sizes[0], len(data) * code_search.DEEP_PARSE_STACK)
 
     def test_deep_valid_definitions_are_all_chunked(self):
         depth = 95           # CPython allows 100 indentation levels
@@ -804,6 +822,7 @@ class BadIndexTests(HostileCase):
             'json array': b'[]',
             'json string': b'"code_search"',
             'deep json': b'[' * 100000 + b']' * 100000,
+            'tool far from the start': b'{' + b' ' * 300 + b'"tool": "code_search", "files"',
             'foreign tool': json.dumps({'tool': 'notes_search', 'format_version': 1,
                                         'files': {}, 'skipped': []}).encode(),
             'no tool': changed(lambda i: i.pop('tool')),
@@ -856,7 +875,8 @@ class BadIndexTests(HostileCase):
                     self.assertIn('notes_search', result.stderr)
                 if name == 'wrong format version':
                     self.assertIn('rebuild', result.stderr)
-                if name in ('not json', 'invalid utf-8', 'deep json'):   # index refuses them
+                if name in ('not json', 'invalid utf-8', 'deep json',    # index refuses them
+                            'tool far from the start'):
                     self.assertIn('index will not overwrite it', result.stderr)
                 if name == 'truncated':                 # and rebuilds this one
                     self.assertIn('rebuild it with', result.stderr)
@@ -866,7 +886,7 @@ class BadIndexTests(HostileCase):
 
     # Files that are not code_search indexes: `index` refuses to overwrite them.
     NOT_OURS = {'not json', 'invalid utf-8', 'json array', 'json string', 'deep json',
-                'foreign tool', 'no tool'}
+                'foreign tool', 'no tool', 'tool far from the start'}
 
     def test_index_rebuilds_instead_of_carrying_forward(self):
         for name, data in self.variants().items():

@@ -199,6 +199,21 @@ class ReposListTests(ReposCase):
         self.assertEqual([(row['state'], row['files'] > 0, bool(row['indexed_at']))
                           for row in rows], [('no root', True, True), ('no root', False, False)])
 
+    def test_a_damaged_file_record_makes_a_repository_stale_not_a_traceback(self):
+        listing = self.write_list('[[repo]]\nname = "api"\nroot = "api"\nindex = "api.json"\n')
+        index = json.loads((self.tmp / 'api.json').read_text(encoding='utf-8'))
+        for damage in ('size', 'record'):
+            with self.subTest(damage=damage):
+                copy = json.loads(json.dumps(index))
+                if damage == 'size':
+                    del copy['files']['billing.py']['size']
+                else:
+                    copy['files']['billing.py'] = 3
+                (self.tmp / 'api.json').write_text(json.dumps(copy), encoding='utf-8')
+                shown = cli('repos', listing)
+                self.assertEqual(shown.returncode, 0, shown.stderr)
+                self.assertEqual(self.states(listing), [('api', 'stale')])
+
     def test_an_index_is_judged_and_updated_with_the_choices_that_made_it(self):
         write(self.api / '.hidden' / 'secret_helper.py', 'def secret_helper():\n    pass\n')
         self.assertEqual(cli('index', self.api, '--out', self.tmp / 'api.json',

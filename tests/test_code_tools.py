@@ -569,20 +569,27 @@ class McpToolTests(TempDirCase):
                          )[0]['structuredContent']
         whole = self.call('read_file', {'path': 'app/billing.py'})[0]['structuredContent']
         self.assertEqual(cut['text'] + '\n' + rest['text'], whole['text'])
-        write(self.root / 'long.py', 'A = 1\nLONG = "' + 'x' * 3000 + '"\n')
+        write(self.root / 'long.py', 'A = 1\nLONG = "' + 'x' * 3000 + '"\nB = 2\n')
         cli('index', self.root, '--out', self.index)
-        for start in (1, 2):            # start=2: the long line alone, the file's last
+        for start, end, note in ((1, 1, '[cut at line 1 of 3: call read_file with start=2 '
+                                        'for the rest]'),
+                                 (2, 2, '[line 2 cut to fit: a larger max_chars shows all of '
+                                        'it; start=3 reads on]'),
+                                 (3, 3, None)):
             result, text = self.call('read_file', {'path': 'long.py', 'start': start,
                                                    'max_chars': 300})
             cut = result['structuredContent']
-            self.assertEqual((cut['end'], cut['truncated']), (2 if start == 2 else 1, True))
+            self.assertEqual((cut['end'], cut.get('truncated', False)), (end, bool(note)))
             self.assertLessEqual(len(text), 300)
-            if start == 1:                              # line 1 fits; start=2 reads on
-                self.assertEqual(cut['next_start'], 2)
-            else:                                       # no start reads the rest of line 2
-                self.assertNotIn('next_start', cut)
-                self.assertTrue(text.endswith('[line 2 cut to fit: a larger max_chars shows '
-                                              'all of it]'), text)
+            if note:
+                self.assertTrue(text.endswith(note), text)
+                self.assertEqual(cut['next_start'], end + 1)
+        write(self.root / 'last.py', 'A = 1\nLONG = "' + 'x' * 3000 + '"\n')
+        cli('index', self.root, '--out', self.index)
+        result, text = self.call('read_file', {'path': 'last.py', 'start': 2, 'max_chars': 300})
+        self.assertNotIn('next_start', result['structuredContent'])   # no line follows
+        self.assertTrue(text.endswith('[line 2 cut to fit: a larger max_chars shows all of it]'),
+                        text)
         backwards = self.server.result('read_file', {'path': 'app/billing.py', 'start': 5,
                                                      'end': 2})
         self.assertTrue(backwards['isError'])

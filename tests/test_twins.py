@@ -196,6 +196,8 @@ class LeftoverTests(TempDirCase):
         for tool, (path, _) in TOOLS.items():
             for args, message in ((['search', 'x', '--index', 'no\nindex.json'],
                                    'index file not found: no\\nindex.json'),
+                                  (['search', 'x', '--index', 'no\u2028index.json'],
+                                   'index file not found: no\\u2028index.json'),
                                   (['index', 'no\nroot', '--out', 'i.json'],
                                    'root folder does not exist: no\\nroot')):
                 with self.subTest(tool=tool, command=args[0]):
