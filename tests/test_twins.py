@@ -422,7 +422,8 @@ class QuestionWordTwinTests(TempDirCase):
 class OneTextTwinTests(TempDirCase):
     def test_what_both_files_write_out_is_one_text(self):
         for name in ('standard_spelling', 'request_failed', 'binary_reason', 'write_index',
-                     'signals_deferred', 'interrupt_waits', 'say_at_once'):
+                     'signals_deferred', 'interrupt_waits', 'say_at_once', 'warn', 'one_line',
+                     'stat_changed', 'unmatched_globs', 'make_handler', 'serve_http'):
             self.assertEqual(inspect.getsource(getattr(code_search, name)),
                              inspect.getsource(getattr(notes_search, name)), name)
 
