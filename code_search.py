@@ -153,6 +153,8 @@ PLACEHOLDER_WORDS = 4       # words a %s or {name} of a literal may stand for in
 PLACEHOLDER_CHARS = 200     # ... or, in a message holding the whole literal, characters
 WHOLE_LITERAL_TRIES = 10    # places a whole literal is looked for from (its start's first)
 TRACE_CONTEXT = 3           # lines shown each side of a trace frame's line (--full: all)
+INSTALLED_FOLDERS = frozenset(('site-packages', 'dist-packages'))   # a frame's path through
+                            # one is an installed copy, matched onto the root wherever it is
 
 MAX_FILE_SIZE = 2 * 1024 * 1024   # larger files are skipped (--max-file-size): parsing
                                   # takes up to ~200x a file's size in memory
@@ -7258,10 +7260,11 @@ class TraceReader:
         if not stripped or OTHER_TRACE_START.match(line):     # the message has ended
             self.current['message_open'] = not self.current['message']
             return False
-        if self.current.get('message_open', True) and not line.startswith((' ', '\t')) \
-                and not LOG_RECORD.match(stripped):
-            if len(self.current['message']) < TRACE_MESSAGE_LIMIT:    # a log after it
-                self.current['message'] = (self.current['message'] + '\n' + stripped).strip()
+        message = self.current['message']       # once begun, it may hold indented lines
+        if self.current.get('message_open', True) and not LOG_RECORD.match(stripped) \
+                and (message or not line.startswith((' ', '\t'))):
+            if len(message) < TRACE_MESSAGE_LIMIT:                    # a log after it
+                self.current['message'] = (message + '\n' + line.rstrip()).strip()
             return True
         return False
 
@@ -7596,10 +7599,12 @@ def path_parts(path):
     return parts
 
 
-def frame_candidates(index, path, by_name=None):
+def frame_candidates(index, path, by_name=None, place=None):
     """(how many path parts match, [the indexed files a frame's path may name]), the
-    files in path order; (0, []) when none may.  A path inside the root
-    names its own file.  Any other (another machine's, an installed copy's, a relative
+    files in path order; (0, []) when none may.  A path inside the root, also through a
+    link to it, names its own file; so does a path under the place the trace had the
+    root at (see trace_place), and a path elsewhere then names none.  Any other
+    (another machine's, an installed copy's, a relative
     one, Java's package/File.java) is matched by its longest suffix of whole parts, and
     only when that is two parts or more, or the whole indexed path and the frame's file
     does not exist on this machine (a standard library's json/__init__.py is not the
@@ -7610,13 +7615,17 @@ def frame_candidates(index, path, by_name=None):
     matches, the root's own file of that relative path comes first."""
     root = index['root']
     if os.path.isabs(path):
-        absolute = os.path.normpath(path)
-        if inside_folder(absolute, root):
-            relative = os.path.relpath(absolute, root).replace(os.sep, '/')
-            return (len(path_parts(path)), [relative]) if relative in index['files'] else (0, [])
+        for absolute in (os.path.normpath(path), os.path.realpath(path)):
+            if inside_folder(absolute, root):
+                relative = os.path.relpath(absolute, root).replace(os.sep, '/')
+                return (len(path_parts(path)), [relative]) if relative in index['files'] \
+                    else (0, [])
     parts = path_parts(path)
     if not parts:
         return 0, []
+    if place is not None and not INSTALLED_FOLDERS.intersection(parts):
+        relative = place_relative(place, path)
+        return (len(parts), [relative]) if relative in index['files'] else (0, [])
     named = (by_name if by_name is not None else frame_paths(index)).get(parts[-1], [])
     exists_elsewhere = bool(named) and os.path.isabs(path) and os.path.exists(path)
     size_elsewhere = None
@@ -7642,6 +7651,41 @@ def frame_candidates(index, path, by_name=None):
                          key=lambda relative: (relative != exact, relative))
 
 
+def trace_place(index, files, by_name):
+    """Where the machine that wrote a trace had the root, as (absolute, leading parts):
+    what a frame's path has before a whole indexed path of two parts or more (CI's
+    /home/runner/work/shop/shop/ before cmd/web/main.go, -trimpath's example.com/shop/,
+    nothing before cargo's src/main.rs), the place most frames' files agree on (of a
+    tie, the shortest); None when no frame shows it.  Then a dependency's file (under
+    node_modules/, .cargo/registry/, Go's own src/) is not taken for the root's of the
+    same suffix.  Frames on this machine and installed copies (INSTALLED_FOLDERS) do
+    not vote."""
+    votes = collections.Counter()
+    for path in files:
+        parts = path_parts(path)
+        if INSTALLED_FOLDERS.intersection(parts) or os.path.isabs(path) and os.path.exists(path):
+            continue
+        size, found = frame_candidates(index, path, by_name)
+        if size >= 2 and found and size == found[0].count('/') + 1:
+            votes[(path_is_absolute(path), tuple(parts[:-size]))] += 1
+    return min(votes, key=lambda place: (-votes[place], len(place[1]))) if votes else None
+
+
+def path_is_absolute(path):
+    """Whether a path from any system is absolute: /x, \\x or C:\\x."""
+    return bool(re.match(r'[\\/]|[A-Za-z]:[\\/]', path))
+
+
+def place_relative(place, path):
+    """A frame's path from the place a trace had the root (trace_place), or None when
+    the path is not under it."""
+    absolute, leading = place
+    parts = path_parts(path)
+    if path_is_absolute(path) != absolute or tuple(parts[:len(leading)]) != leading:
+        return None
+    return '/'.join(parts[len(leading):])
+
+
 def match_frame_path(index, path):
     """The indexed file a frame's path names (see frame_candidates), or None."""
     candidates = frame_candidates(index, path)[1]
@@ -7653,22 +7697,25 @@ def explain_traceback(repos, text):
     definition that holds its line, in any of the repos.  When several indexed files
     match a frame's path equally well, the one whose definition there has the frame's
     function name wins; a name never moves a frame off its line."""
+    blocks = parse_traces(text)
+    files = {frame['file'] for block in blocks for frame in block['frames'] if frame['file']}
     by_name = [frame_paths(repo.index) for repo in repos]
+    places = [trace_place(repo.index, files, names) for repo, names in zip(repos, by_name)]
     explained = []
-    for block in parse_traces(text):
+    for block in blocks:
         frames = [explain_frame(repos, dict(frame, language=block['language'],
-                                            block=block['block']), by_name)
+                                            block=block['block']), by_name, places)
                   for frame in block['frames']]
         explained.append(dict(block, frames=frames))
     return explained
 
 
-def explain_frame(repos, frame, by_name):
+def explain_frame(repos, frame, by_name, places):
     """A frame with its repo, indexed file ('path', 'inside_root') and definition
     ('chunk'), 'left_out' when its file is under a root but not indexed (node_modules/),
     and 'gone' when that file is no longer a regular file: deleted since it was
     indexed, or replaced by a link (never followed) or a folder."""
-    frame = locate_frame(repos, frame, by_name)
+    frame = locate_frame(repos, frame, by_name, places)
     root = next((repo.index['root'] for repo in repos if repo.label == frame['repo']), None)
     if root and frame['path']:
         try:
@@ -7680,19 +7727,34 @@ def explain_frame(repos, frame, by_name):
     return frame
 
 
-def locate_frame(repos, frame, by_name):
-    """explain_frame's work: the frame's file among the indexes, and its definition."""
-    found = [(frame_candidates(repo.index, frame['file'], names), repo)
-             for repo, names in zip(repos, by_name)]
+def frame_files(repos, path, by_name, places):
+    """The (repo, indexed file) pairs a frame's path may name, of the longest match."""
+    found = [(frame_candidates(repo.index, path, names, place), repo)
+             for repo, names, place in zip(repos, by_name, places)]
     best = max((size for (size, _), _ in found), default=0)
-    candidates = [(repo, relative) for (size, files), repo in found if size == best
-                  for relative in files]
+    return [(repo, relative) for (size, files), repo in found if size == best
+            for relative in files]
+
+
+def locate_frame(repos, frame, by_name, places):
+    """explain_frame's work: the frame's file among the indexes, and its definition.  A
+    JVM frame's folders are its package's, which a Kotlin tree may leave out
+    (src/main/kotlin/App.kt of com.acme.app): when no file matches, the frame's file
+    name alone is tried, and kept if the frame's function is there."""
+    candidates = frame_files(repos, frame['file'], by_name, places)
+    guessed = not candidates and frame['language'] in JVM and '/' in frame['file']
+    if guessed:
+        candidates = frame_files(repos, frame['file'].rpartition('/')[2], by_name,
+                                 [None] * len(repos))
     frame.update(repo=candidates[0][0].label if candidates else None,
                  path=candidates[0][1] if candidates else None,
                  inside_root=bool(candidates), chunk=None)
-    if not candidates and os.path.isabs(frame['file']):     # node_modules/, .venv/, ...
-        frame['left_out'] = any(inside_folder(os.path.normpath(frame['file']),
-                                              repo.index['root']) for repo in repos)
+    if not candidates and frame['file']:        # node_modules/, .venv/, ... of a root
+        frame['left_out'] = any(
+            os.path.isabs(frame['file']) and inside_folder(os.path.normpath(frame['file']),
+                                                           repo.index['root'])
+            or place is not None and place[1] and place_relative(place, frame['file'])
+            for repo, place in zip(repos, places))
     if not frame['file']:
         named = [(repo, chunk) for repo in repos
                  for chunk in [definition_named_by(repo.index, frame)] if chunk]
@@ -7706,6 +7768,8 @@ def locate_frame(repos, frame, by_name):
     if frame['line'] <= 0:
         repo, relative = candidates[0]
         chunk = chunk_of_frame_name(repo.index, relative, frame['name'])
+        if guessed and not chunk:
+            return dict(frame, repo=None, path=None, inside_root=False)
         frame['chunk'] = dict(with_text(repo.index, [chunk])[0], repo=repo.label) \
             if chunk else None
         return frame
@@ -7714,6 +7778,8 @@ def locate_frame(repos, frame, by_name):
                for repo, relative in candidates]
     named = [place for place in located if place[2] is not None and
              place[2]['symbol'].rpartition('.')[2].lower() == wanted]
+    if guessed and not named:
+        return dict(frame, repo=None, path=None, inside_root=False)
     repo, relative, chunk = (named or [place for place in located if place[2]] or located)[0]
     frame.update(repo=repo.label, path=relative)
     if chunk is not None:
@@ -8285,10 +8351,11 @@ def lines_now(chunk):
 
 
 def trace_window(chunk, line):
-    """The definition's header line and TRACE_CONTEXT lines each side of line, marked."""
+    """The definition's header line and TRACE_CONTEXT lines each side of line, marked;
+    for a frame without a line (Unknown Source), the definition's first lines."""
     lines = chunk['text'].split('\n')
-    first = max(chunk['start'], line - TRACE_CONTEXT)
-    last = min(chunk['end'], line + TRACE_CONTEXT)
+    first = max(chunk['start'], line - TRACE_CONTEXT) if line > 0 else chunk['start']
+    last = min(chunk['end'], (line if line > 0 else first + TRACE_CONTEXT) + TRACE_CONTEXT)
     name = chunk['symbol'].rpartition('.')[2]
     header = next((number for number, text in enumerate(lines, chunk['start'])
                    if name in text), chunk['start'])

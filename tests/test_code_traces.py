@@ -599,6 +599,116 @@ class FrameMatchingTests(TempDirCase):
                          [(15, '<module>'), (8, 'top'), (decorated, 'top.Local'),
                           (3, 'deco.wrap')])
 
+    def test_another_machines_dependencies_are_not_the_roots_files(self):
+        # Traces captured on CI and with -trimpath: Go's net/http/server.go, a crate from
+        # the cargo registry and a package in node_modules share a suffix with a file of
+        # the root; the frames that are the root's show where the trace had it.
+        write(self.tmp / 'go' / 'go.mod', 'module example.com/shop\n\ngo 1.19\n')
+        write(self.tmp / 'go' / 'cmd' / 'web' / 'main.go',
+              'package main\n\nimport "net/http"\n\ntype handler struct{}\n\n'
+              'func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {\n'
+              '\tvar m map[string]int\n\tm[r.URL.Path]++\n}\n')
+        write(self.tmp / 'go' / 'internal' / 'http' / 'server.go',
+              'package http\n\nfunc Serve() {\n}\n')
+        write(self.tmp / 'rust' / 'src' / 'main.rs',
+              'fn main() {\n    let total = helper::first(&[]);\n    println!("{}", total);\n}\n')
+        write(self.tmp / 'rust' / 'src' / 'lib.rs', 'pub fn version() -> &\'static str {\n'
+                                                   '    "1"\n}\n')
+        write(self.tmp / 'node' / 'src' / 'router' / 'index.js',
+              "'use strict';\nconst Router = require('miniexpress');\n\n"
+              "const router = new Router();\nrouter.get('/user', function getUser(req) {\n"
+              "  return req.user.name;\n});\n\nrouter.handle('/user');\n")
+        go_frames = ('main.(*handler).ServeHTTP(0x0?, {0x8c6780?, 0x6bba06?}, 0x46380e?)\n'
+                     '\tMAIN/cmd/web/main.go:9 +0x2e\n'
+                     'net/http.serverHandler.ServeHTTP({0xc0000950e0?}, {0x73af08, '
+                     '0xc000124000}, 0xc000116400)\n\tSTD/net/http/server.go:2947 +0x30c\n'
+                     'net/http.(*conn).serve(0xc0000a2a00, {0x73b2e0, 0xc000094fc0})\n'
+                     '\tSTD/net/http/server.go:1991 +0x607\n')
+        go_trace = ('2026/12/07 10:55:03 http: panic serving 127.0.0.1:52436: assignment to '
+                    'entry in nil map\ngoroutine 22 [running]:\n' + go_frames)
+        rust_trace = (
+            "thread 'main' (12359) panicked at /home/ci/.cargo/registry/src/index.crates.io-"
+            "6f17d22bba15001f/helper-0.1.0/src/lib.rs:2:5:\nindex out of bounds: the len is 0 "
+            "but the index is 0\nstack backtrace:\n   3: helper::first\n             at "
+            "/home/ci/.cargo/registry/src/index.crates.io-6f17d22bba15001f/helper-0.1.0/src/"
+            "lib.rs:2:5\n   4: shop::main\n             at ./src/main.rs:2:17\n")
+        node_trace = ("TypeError: Cannot read properties of undefined (reading 'name')\n"
+                      "    at getUser (/srv/app/src/router/index.js:6:19)\n"
+                      "    at Router.handle (/srv/app/node_modules/miniexpress/lib/router/"
+                      "index.js:8:12)\n"
+                      "    at Object.<anonymous> (/srv/app/src/router/index.js:9:8)\n")
+        def go(main, std):
+            return go_trace.replace('MAIN/', main).replace('STD/', std)
+        cases = (('go', go('/home/runner/work/shop/shop/', '/usr/local/go/src/'),
+                  [('cmd/web/main.go', 'handler.ServeHTTP'), None, None], [False] * 2),
+                 ('go', go('example.com/shop/', ''),
+                  [('cmd/web/main.go', 'handler.ServeHTTP'), None, None], [False] * 2),
+                 ('rust', rust_trace, [None, None, ('src/main.rs', 'main')], [False] * 2),
+                 ('node', node_trace, [('src/router/index.js', 'getUser'), None,
+                                       ('src/router/index.js', '<module>')], [True]))
+        for language, trace, wanted, left_out in cases:
+            out = self.tmp / f'{language}.json'
+            cli('index', self.tmp / language, '--out', out)
+            frames = json.loads(cli('trace', '-', '--index', out, '--json', input=trace)
+                                .stdout)['exceptions'][0]['frames']
+            with self.subTest(trace=trace[:60]):
+                self.assertEqual([(f['path'], f['chunk']['symbol']) if f['inside_root']
+                                  else None for f in frames], wanted)
+                self.assertEqual([f['left_out'] for f in frames if not f['inside_root']],
+                                 left_out)
+        # without a frame that shows the checkout, a suffix still finds the file
+        frame = json.loads(cli('trace', '-', '--index', self.tmp / 'go.json', '--json',
+                               input=go('/elsewhere/', '/elsewhere/'))
+                           .stdout)['exceptions'][0]['frames'][0]
+        self.assertEqual(frame['path'], 'cmd/web/main.go')
+
+    def test_a_trace_run_through_a_link_to_the_root(self):
+        write(self.tmp / 'app' / 'main.py', 'import tool\n\n\ndef run():\n    tool.go()\n\n\n'
+                                            'run()\n')
+        write(self.tmp / 'app' / 'tool.py', 'def go():\n    raise SystemError("no")\n')
+        os.symlink(self.tmp / 'app', self.tmp / 'link')
+        out = self.tmp / 'i.json'
+        cli('index', self.tmp / 'app', '--out', out)
+        for script in ('main.py', 'tool.py'):           # one file at the top, and two
+            if script == 'tool.py':
+                write(self.tmp / 'app' / 'tool.py', 'raise SystemError("at the top")\n')
+            run = subprocess.run([sys.executable, str(self.tmp / 'link' / script)], env=ENV,
+                                 capture_output=True, text=True, timeout=60)
+            self.assertIn(str(self.tmp / 'link' / script), run.stderr)
+            cli('index', self.tmp / 'app', '--out', out)
+            frames = json.loads(cli('trace', '-', '--index', out, '--json',
+                                    input=run.stderr).stdout)['exceptions'][0]['frames']
+            self.assertEqual([(f['path'], f['chunk']['symbol']) for f in frames],
+                             [('main.py', '<module>'), ('main.py', 'run'), ('tool.py', 'go')]
+                             if script == 'main.py' else [('tool.py', '<module>')])
+
+    def test_a_kotlin_style_tree_that_leaves_out_the_root_package(self):
+        write(self.tmp / 'repo' / 'src' / 'App.java',
+              'package com.acme.app;\n\nimport com.acme.app.util.Helper;\n\npublic class App {\n'
+              '    public static void main(String[] args) {\n        new App().start();\n'
+              '    }\n\n    void start() {\n        Helper.check(null);\n    }\n}\n')
+        write(self.tmp / 'repo' / 'src' / 'util' / 'Helper.java',
+              'package com.acme.app.util;\n\npublic class Helper {\n'
+              '    public static int check(String s) {\n        return s.length();\n    }\n}\n')
+        out = self.tmp / 'i.json'
+        cli('index', self.tmp / 'repo', '--out', out)
+        trace = ('Exception in thread "main" java.lang.NullPointerException: Cannot invoke '
+                 '"String.length()" because "<parameter1>" is null\n'
+                 '\tat com.acme.app.util.Helper.check(Helper.java:5)\n'
+                 '\tat com.acme.app.App.start(App.java:11)\n'
+                 '\tat com.acme.app.App.main(Unknown Source)\n'
+                 '\tat com.acme.app.Other.stop(App.java:11)\n')   # not App.java's function
+        frames = json.loads(cli('trace', '-', '--index', out, '--json', input=trace)
+                            .stdout)['exceptions'][0]['frames']
+        self.assertEqual([(f['path'], f['chunk']['symbol']) if f['inside_root'] else None
+                          for f in frames],
+                         [('src/util/Helper.java', 'Helper.check'), ('src/App.java', 'App.start'),
+                          ('src/App.java', 'App.main'), None])
+        text = cli('trace', '-', '--index', out, input=trace).stdout
+        self.assertIn('src/App.java:6-8 App.main\n'
+                      '      6 |     public static void main(String[] args) {\n'
+                      '      7 |         new App().start();\n', text)    # no line: its first
+
     def test_a_single_shared_file_name_is_not_enough(self):
         write(self.tmp / 'repo' / 'pkg' / 'models.py', 'def f():\n    pass\n')
         write(self.tmp / 'repo' / 'util.py', 'def g():\n    pass\n')
