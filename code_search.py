@@ -5470,8 +5470,9 @@ def update_index(root, old, options, report=None):
 def unchanged(path, record, limit, trusted_before_ns):
     """'same' or 'touched' (only its stat moved) when the file still has the recorded
     SHA-256 and is at most limit bytes, else None.  The stat alone (stat_changed) decides
-    only for files last modified well before the previous run started: a file written
-    during that run's clock tick could have changed again without its mtime showing it."""
+    only for files last changed (mtime and ctime) well before the previous run started:
+    a file written during that run's clock tick could have changed again without its
+    stat showing it, even with its mtime put back (touch -r, cp -p)."""
     try:
         info = os.lstat(path)
     except OSError:
@@ -5479,7 +5480,7 @@ def unchanged(path, record, limit, trusted_before_ns):
     if info.st_size > limit:                # a lower --max-file-size: skipped now
         return None
     same_stat = not stat_changed(info, record)
-    if same_stat and record['mtime_ns'] < trusted_before_ns:
+    if same_stat and max(record['mtime_ns'], record.get('ctime_ns', 0)) < trusted_before_ns:
         return 'same'
     try:
         data = read_file(path, limit)[0]
@@ -5876,6 +5877,7 @@ def index_problem(index, deep=True):
     try:
         fids = {record['fid'] for record in records}
         if not all(type(record.get('size')) is type(record.get('mtime_ns')) is int
+                   and type(record.get('ctime_ns', 0)) is int
                    and type(record.get('sha256')) is str for record in records):
             return 'damaged index: a file record without its size, mtime or SHA-256'
         if len(fids) != len(records) or {type(fid) for fid in fids} - {int} \

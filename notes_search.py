@@ -1215,8 +1215,9 @@ def update_index(root, old, options, report=None):
 def unchanged(path, record, limit, trusted_before_ns):
     """'same' or 'touched' (only its stat moved) when the file still has the recorded
     SHA-256 and is at most limit bytes, else None.  The stat alone (stat_changed) decides
-    only for files last modified well before the previous run started: a file written
-    during that run's clock tick could have changed again without its mtime showing it."""
+    only for files last changed (mtime and ctime) well before the previous run started:
+    a file written during that run's clock tick could have changed again without its
+    stat showing it, even with its mtime put back (touch -r, cp -p)."""
     try:
         info = os.lstat(path)
     except OSError:
@@ -1224,7 +1225,7 @@ def unchanged(path, record, limit, trusted_before_ns):
     if info.st_size > limit:                # a lower --max-file-size: skipped now
         return None
     same_stat = not stat_changed(info, record)
-    if same_stat and record['mtime_ns'] < trusted_before_ns:
+    if same_stat and max(record['mtime_ns'], record.get('ctime_ns', 0)) < trusted_before_ns:
         return 'same'
     try:
         data = read_file(path, limit)[0]
@@ -1575,6 +1576,7 @@ def index_problem(index, deep=True):
     try:
         fids = {record['fid'] for record in records}
         if not all(type(record.get('size')) is type(record.get('mtime_ns')) is int
+                   and type(record.get('ctime_ns', 0)) is int
                    and type(record.get('sha256')) is str for record in records):
             return 'damaged index: a file record without its size, mtime or SHA-256'
         if len(fids) != len(records) or {type(fid) for fid in fids} - {int} \
@@ -2068,8 +2070,9 @@ def unmatched_globs(relatives, globs):
 # --- Reading hits back: is the note still the one indexed? ----------------------------
 
 def mark_stale(search_index, hits):
-    """Mark each hit stale when its note's size or mtime differs from the index's, or
-    the note is gone: one stat per note."""
+    """Mark each hit stale when its note's stat differs from the index's (stat_changed:
+    size, mtime or ctime), or the note is gone or no longer a regular file (a link is
+    never followed): one lstat per note."""
     index, seen = search_index.index, {}
     for hit in hits:
         relative = hit['path']
@@ -2078,9 +2081,8 @@ def mark_stale(search_index, hits):
             if not safe_relative_path(relative):
                 raise ValueError(f'path outside the root: {relative!r}')
             try:
-                info = os.stat(os.path.join(index['root'], *relative.split('/')))
-                seen[relative] = (info.st_size, info.st_mtime_ns) != (record['size'],
-                                                                      record['mtime_ns'])
+                info = os.lstat(os.path.join(index['root'], *relative.split('/')))
+                seen[relative] = not stat.S_ISREG(info.st_mode) or stat_changed(info, record)
             except (OSError, ValueError):
                 seen[relative] = True
         hit['stale'] = seen[relative]
@@ -2410,7 +2412,7 @@ def read_lines(search_index, path, start=1, end=None):
     if not inside_folder(os.path.realpath(full), real_root):
         raise LookupError(f'path leads outside the root through a symbolic link: {path}')
     try:
-        data, info = read_file(full, MAX_FILE_SIZE)
+        data = read_file(full, MAX_FILE_SIZE)[0]
         lines = stored_text(decode_note(data)).split('\n')[:-1]
     except SkipFile as skip:
         reason = skip.reason if os.path.lexists(full) else GONE_REASON
@@ -2420,10 +2422,9 @@ def read_lines(search_index, path, start=1, end=None):
     end = total if end is None else min(end, total)
     if start > max(total, 1) or start > end and total:
         raise LookupError(f'{relative} has {total} lines; line {start} is past its end')
-    record = index['files'][relative]
+    record, sha256 = index['files'][relative], hashlib.sha256(data).hexdigest()
     return {'path': relative, 'start': start, 'end': end, 'total_lines': total,
-            'revision': hashlib.sha256(data).hexdigest()[:12],
-            'stale': (info.st_size, info.st_mtime_ns) != (record['size'], record['mtime_ns']),
+            'revision': sha256[:12], 'stale': sha256 != record['sha256'],
             'text': '\n'.join(lines[start - 1:end])}
 
 

@@ -3,6 +3,7 @@ left beside an index, --path globs, stale hits, the command line, and real Ctrl-
 SIGTERM at several moments of `index` with worker processes running."""
 import contextlib
 import functools
+import hashlib
 import inspect
 import io
 import itertools
@@ -147,6 +148,23 @@ class CollisionTests(TempDirCase):
                 self.assertTrue(result.stdout.startswith('갱신 파일: 1, '), result.stdout)
                 found = json.loads(run(tool, 'search', new, '--index', index, '--json').stdout)
                 self.assertEqual([hit['path'] for hit in found['results']][:1], [name])
+
+    def test_a_file_changed_in_the_previous_runs_clock_tick_is_hashed_again(self):
+        # On a file system of whole seconds, an edit in the tick of the previous run that
+        # puts the mtime back (cp -p, touch -r) moves neither size, mtime nor ctime: the
+        # stat alone decides only for a file changed well before that run.
+        for tool, module in (('code', code_search), ('notes', notes_search)):
+            with self.subTest(tool=tool):
+                path = self.tmp / tool / 'm.md'
+                write(path, '# M\n\nalphaword\n')
+                os.utime(path, ns=(10 ** 18, 10 ** 18))
+                info = os.lstat(path)
+                record = dict(module.stat_fields(info),       # what the previous run read
+                              sha256=hashlib.sha256(b'# M\n\ngammaword\n').hexdigest())
+                self.assertIsNone(module.unchanged(str(path), record, 1 << 20,
+                                                   info.st_ctime_ns))
+                self.assertEqual(module.unchanged(str(path), record, 1 << 20,
+                                                  info.st_ctime_ns + 1), 'same')
 
 
 class LeftoverTests(TempDirCase):
@@ -423,7 +441,8 @@ class OneTextTwinTests(TempDirCase):
     def test_what_both_files_write_out_is_one_text(self):
         for name in ('standard_spelling', 'request_failed', 'binary_reason', 'write_index',
                      'signals_deferred', 'interrupt_waits', 'say_at_once', 'warn', 'one_line',
-                     'stat_changed', 'unmatched_globs', 'make_handler', 'serve_http'):
+                     'stat_changed', 'unchanged', 'unmatched_globs', 'make_handler',
+                     'serve_http'):
             self.assertEqual(inspect.getsource(getattr(code_search, name)),
                              inspect.getsource(getattr(notes_search, name)), name)
 
@@ -465,6 +484,27 @@ class StaleHitTests(TempDirCase):
         self.assertEqual([(hit['path'], hit['stale']) for hit in hits['results']],
                          [('reading.md', True), ('cache.md', True)])
         self.assertEqual(hits['results'][0]['text'], fresh['results'][0]['text'])
+
+
+    def test_a_note_edited_with_its_mtime_put_back_or_swapped_for_a_link_is_stale(self):
+        write(self.tmp / 'notes' / 'a.md', '# A\n\nalphaword one\n')
+        write(self.tmp / 'notes' / 'b.md', '# B\n\nalphaword two\n')
+        write(self.tmp / 'copy.md', '# B\n\nalphaword two\n')
+        before = (self.tmp / 'notes' / 'a.md').stat()
+        run('notes', 'index', 'notes', cwd=self.tmp)
+        self.assertEqual([hit['stale'] for hit in json.loads(
+            run('notes', 'search', 'alphaword', '--json', cwd=self.tmp).stdout)['results']],
+                         [False, False])
+        write(self.tmp / 'notes' / 'a.md', '# A\n\nalphaword ONE\n')     # same size
+        os.utime(self.tmp / 'notes' / 'a.md', ns=(before.st_atime_ns, before.st_mtime_ns))
+        (self.tmp / 'notes' / 'b.md').unlink()
+        os.symlink(self.tmp / 'copy.md', self.tmp / 'notes' / 'b.md')     # never followed
+        hits = json.loads(run('notes', 'search', 'alphaword', '--json', cwd=self.tmp).stdout)
+        self.assertEqual(sorted((hit['path'], hit['stale']) for hit in hits['results']),
+                         [('a.md', True), ('b.md', True)])
+        read = notes_search.read_lines(notes_search.open_index_file(self.tmp / 'index.json'),
+                                       'a.md', 3, 3)
+        self.assertEqual((read['text'], read['stale']), ('alphaword ONE', True))
 
 
 class CommandLineTests(TempDirCase):
