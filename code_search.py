@@ -7610,7 +7610,8 @@ def frame_candidates(index, path, by_name=None, place=None):
     one, Java's package/File.java) is matched by its longest suffix of whole parts, and
     only when that is two parts or more, or the whole indexed path and the frame's file
     does not exist on this machine (a standard library's json/__init__.py is not the
-    root's __init__.py), or the frame gives a bare file name one indexed file has.  A
+    root's __init__.py), or the frame gives a bare file name one indexed file has; an
+    installed copy's, only when it is all of its path below site-packages/.  A
     frame's file that exists on this machine outside the root is that file, not an
     indexed one, unless it is a copy of the same size (an installed package): Go's
     net/http/server.go is not the root's internal/http/server.go.  Of equally long
@@ -7625,9 +7626,11 @@ def frame_candidates(index, path, by_name=None, place=None):
     parts = path_parts(path)
     if not parts:
         return 0, []
-    if place is not None and not INSTALLED_FOLDERS.intersection(parts):
+    installed = [number for number, part in enumerate(parts) if part in INSTALLED_FOLDERS]
+    if place is not None and not installed:
         relative = place_relative(place, path)
         return (len(parts), [relative]) if relative in index['files'] else (0, [])
+    below = len(parts) - 1 - installed[-1] if installed else 1   # an installed copy: all
     named = (by_name if by_name is not None else frame_paths(index)).get(parts[-1], [])
     exists_elsewhere = bool(named) and os.path.isabs(path) and os.path.exists(path)
     size_elsewhere = None
@@ -7642,6 +7645,8 @@ def frame_candidates(index, path, by_name=None, place=None):
         size = 1
         while size < min(len(parts), len(indexed)) and parts[-size - 1] == indexed[-size - 1]:
             size += 1
+        if size < below:                # of its path below site-packages/ (flask/app.py)
+            continue
         if size >= 2 or (size == len(indexed) and not exists_elsewhere) or (
                 len(parts) == 1 and len(named) == 1):
             scored.append((-size, relative))

@@ -441,6 +441,13 @@ class FrameMatchingTests(TempDirCase):
         frames = [(f['path'], f['chunk']['symbol'] if f['chunk'] else None)
                   for b in traced['exceptions'] for f in b['frames'] if f['inside_root']]
         self.assertEqual(frames, [('src/mypkg/core.py', 'run'), ('src/mypkg/core.py', 'helper')])
+        # another package's file of the same name at the top of the root is not it
+        write(checkout / 'core.py', 'def run():\n    pass\n')
+        cli('index', checkout, '--out', out)
+        other = run.stderr.replace(f'{installed}/mypkg', '/elsewhere/site-packages/otherpkg')
+        traced = json.loads(cli('trace', '-', '--index', out, '--json', input=other).stdout)
+        self.assertEqual([f['inside_root'] for b in traced['exceptions'] for f in b['frames']
+                          if 'otherpkg' in f['file']], [False, False])
 
     def test_a_frame_in_a_folder_index_leaves_out_is_not_called_outside_the_root(self):
         root = self.tmp / 'app'
