@@ -70,8 +70,8 @@ except ImportError:      # Windows: fall back to an exclusive lock file
 TOOL = 'notes_search'
 __version__ = '1.1.0'
 FORMAT_VERSION = 6          # layout of the index file (6: the checksum covers the root)
-PARSER_VERSION = 12         # how notes become chunks; the tutorial's parser was 1
-                            # (12: a front matter's title heads the note)
+PARSER_VERSION = 13         # how notes become chunks; the tutorial's parser was 1
+                            # (13: tags in composed form, NFC, as questions are)
 TOKENIZER_VERSION = 7       # how text becomes terms; a change re-parses every note
                             # (7: 최댓값 and 최대값, 갯수 and 개수 spelled one way,
                             # KOREAN_SPELLINGS)
@@ -635,7 +635,7 @@ def scan_note(lines):
     end_sections(1)
     if len(blocks) == empty_sections and first_heading:     # headings only: one chunk
         blocks = [(first_heading[0], last_heading, first_heading[1])]
-    return list(dict.fromkeys(tags)), blocks
+    return list(dict.fromkeys(map(composed, tags))), blocks
 
 
 def scan_text(text):
@@ -1935,7 +1935,7 @@ def search(index_path, question, tag=None, limit=DEFAULT_TOP_K, paths=()):
 def asked_tags(tags):
     """The tags that --tag values ask for, as notes keep them: lower case, no '#' ('' or
     '#' asks for nothing)."""
-    return {tag.lower().lstrip('#') for tag in tags} - {''}
+    return {composed(tag).lower().lstrip('#') for tag in tags} - {''}
 
 
 def unknown_tags(search_index, tags):

@@ -417,6 +417,21 @@ class ComposedTextTests(TempDirCase):
                 self.assertEqual([hit['path'] for hit in found['results']], [nfd(glob)])
 
 
+    def test_a_decomposed_tag_is_the_tag_typed(self):
+        import unicodedata
+        nfd = functools.partial(unicodedata.normalize, 'NFD')
+        write(self.tmp / 'notes' / 'a.md', nfd('tags: 업무\n# 회의\n\n분기 회의\n'))
+        write(self.tmp / 'notes' / 'b.md', '# 메모\n\n회의 준비 #업무\n')
+        run('notes', 'index', 'notes', cwd=self.tmp)
+        self.assertEqual(json.loads(run('notes', 'tags', '--json', cwd=self.tmp).stdout),
+                         {'tags': [{'tag': '업무', 'notes': 2}]})
+        for typed in ('업무', nfd('업무')):
+            found = run('notes', 'search', '분기 회의', '--tag', typed, '--json', cwd=self.tmp)
+            self.assertEqual(found.stderr, '')
+            self.assertEqual([hit['path'] for hit in json.loads(found.stdout)['results']][:1],
+                             ['a.md'])
+
+
 class QuestionWordTwinTests(TempDirCase):
     def test_question_words_pick_nothing_and_alone_are_looked_for(self):
         self.assertEqual(code_search.KOREAN_QUESTION_WORDS, notes_search.KOREAN_QUESTION_WORDS)
