@@ -194,7 +194,9 @@ LINK_REASON = 'skipped: symbolic link (not followed)'   # links are never follow
 NOT_UTF8_REASON = 'skipped: name is not valid UTF-8'
 LINE_BREAK_REASON = 'skipped: name holds a line break'
 GONE_REASON = 'skipped: no longer there (deleted or moved)'
+PERMISSION_REASON = 'skipped: permission denied'
 NOT_FOUND_MESSAGE = '관련 함수를 찾지 못했습니다.'
+LINES_GONE = '(the file has no such lines now, or cannot be read: run index again)'
 
 
 class SkipFile(Exception):
@@ -458,7 +460,7 @@ def read_file(path, limit):
     except FileNotFoundError:
         raise SkipFile('skipped: vanished while indexing') from None
     except PermissionError:
-        raise SkipFile('skipped: permission denied') from None
+        raise SkipFile(PERMISSION_REASON) from None
     except OSError as error:
         if os.path.islink(path):
             raise SkipFile(LINK_REASON) from None
@@ -6789,8 +6791,10 @@ def read_repos_file(path):
         raise IndexProblem(f'{path}: not a repository list: {error}') from None
     if isinstance(found, dict):
         found = found.get('repos', found.get('repo'))
-    if not isinstance(found, list) or not found:
+    if not isinstance(found, list):
         raise IndexProblem(f'{path}: expected a list of {{name, root, index}}')
+    if not found:
+        raise IndexProblem(f'{path}: the list of repositories is empty')
     base, repos, names = os.path.dirname(os.path.abspath(path)), [], set()
     for number, entry in enumerate(found, 1):
         if not isinstance(entry, dict) or not all(
@@ -7056,8 +7060,8 @@ def read_back(root, relative, inside=None):
         raise SkipFile(LINK_REASON)
     try:
         return read_file(path, READ_BACK_LIMIT)[0]
-    except SkipFile:
-        if not os.path.lexists(path):
+    except SkipFile as skip:      # a folder on its path unreadable: permission denied
+        if skip.reason != PERMISSION_REASON and not os.path.lexists(path):
             raise SkipFile(GONE_REASON) from None
         raise
 
@@ -8224,11 +8228,11 @@ def hit_header(hit, with_repo=False):
 
 def format_hits(hits, with_repo=False):
     """The tutorial's format: '[id] path:start-end symbol' then the source lines (with
-    --explain, what gave the score between them)."""
+    --explain, what gave the score between them), or why there are none now."""
     if not hits:
         return NOT_FOUND_MESSAGE
     return '\n'.join(hit_header(hit, with_repo) + '\n' + format_explain(hit.get('explain')) +
-                     hit['text'] for hit in hits)
+                     (hit['text'] or LINES_GONE * bool(hit.get('stale'))) for hit in hits)
 
 
 def format_explain(explained):

@@ -113,6 +113,7 @@ LINK_REASON = 'skipped: symbolic link (not followed)'   # links are never follow
 NOT_UTF8_REASON = 'skipped: name is not valid UTF-8'
 LINE_BREAK_REASON = 'skipped: name holds a line break'
 GONE_REASON = 'skipped: no longer there (deleted or moved)'
+PERMISSION_REASON = 'skipped: permission denied'
 STOP_WORDS = frozenset(          # words any question carries, which say nothing of the answer
     'a an and are as at be by for from in into is it of on or that the this to with '
     'how do does did i me my what which can could should would we you your there '
@@ -295,7 +296,7 @@ def read_file(path, limit):
     except FileNotFoundError:
         raise SkipFile('skipped: vanished while indexing') from None
     except PermissionError:
-        raise SkipFile('skipped: permission denied') from None
+        raise SkipFile(PERMISSION_REASON) from None
     except OSError as error:
         if os.path.islink(path):
             raise SkipFile(LINK_REASON) from None
@@ -2415,7 +2416,8 @@ def read_lines(search_index, path, start=1, end=None):
         data = read_file(full, MAX_FILE_SIZE)[0]
         lines = stored_text(decode_note(data)).split('\n')[:-1]
     except SkipFile as skip:
-        reason = skip.reason if os.path.lexists(full) else GONE_REASON
+        reason = skip.reason if skip.reason == PERMISSION_REASON or os.path.lexists(full) \
+            else GONE_REASON
         raise LookupError(f'cannot read {relative}: {reason.replace("skipped: ", "")}') \
             from None
     total = len(lines)

@@ -601,6 +601,15 @@ class PermissionTests(HostileCase):
             f'code_search.py: error: cannot list root folder {self.root}: Permission denied'])
         self.assertEqual(self.out.read_bytes(), before)
 
+    def test_a_file_behind_a_folder_that_cannot_be_searched_is_not_called_gone(self):
+        self.make_index()
+        os.chmod(self.out, 0o644)
+        result = run_unprivileged(self.base, 'read', 'good.py', '--index', self.out,
+                                  prepare=lambda: os.chmod(self.root, 0o600))
+        os.chmod(self.root, 0o755)
+        self.assertEqual((result.returncode, lines_of(result.stderr)), (2, [
+            'code_search.py: error: cannot read good.py: permission denied']))
+
     def test_index_cannot_be_written_exits_1(self):
         readonly = self.base / 'readonly'
         readonly.mkdir()

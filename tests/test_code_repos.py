@@ -164,9 +164,12 @@ class ReposListTests(ReposCase):
         self.assertEqual(self.states(listing), [('api', 'fresh'), ('front', 'fresh')])
         found = json.loads(cli('search', 'total with tax', '--repos', listing, '--json').stdout)
         self.assertEqual({hit['repo'] for hit in found['results']}, {'api', 'front'})
-        empty = cli('repos', self.write_list(''))
-        self.assertEqual((empty.returncode, empty.stderr.count('\n')), (2, 1))
-        self.assertIn('expected a list of {name, root, index}', empty.stderr)
+        for text, error in (('', 'the list of repositories is empty'),
+                            ('[]', 'the list of repositories is empty'),
+                            ('{"repos": 1}', 'expected a list of {name, root, index}')):
+            empty = cli('repos', self.write_list(text))
+            self.assertEqual((empty.returncode, empty.stderr.count('\n')), (2, 1))
+            self.assertIn(error, empty.stderr)
 
     def test_a_repository_not_indexed_yet_is_left_out_with_a_warning(self):
         listing = self.write_list('[[repo]]\nname = "api"\nroot = "api"\nindex = "api.json"\n'
