@@ -154,7 +154,8 @@ PLACEHOLDER_CHARS = 200     # ... or, in a message holding the whole literal, ch
 WHOLE_LITERAL_TRIES = 10    # places a whole literal is looked for from (its start's first)
 TRACE_CONTEXT = 3           # lines shown each side of a trace frame's line (--full: all)
 INSTALLED_FOLDERS = frozenset(('site-packages', 'dist-packages'))   # a frame's path through
-                            # one is an installed copy, matched onto the root wherever it is
+                            # one (or an .egg) is an installed copy, matched onto the root
+                            # wherever it is
 
 MAX_FILE_SIZE = 2 * 1024 * 1024   # larger files are skipped (--max-file-size): parsing
                                   # takes up to ~200x a file's size in memory
@@ -7438,6 +7439,7 @@ def java_frame_path(qualified, file):
 
 
 FRAME_NAME_PARTS = re.compile(r'[A-Za-z_$][\w$]*')
+ANONYMOUS_FRAME = re.compile(r'^<\w+>$|<anonymous>')   # <module>, <genexpr>, V8's: no name
 
 
 def frame_function(name):
@@ -7595,46 +7597,57 @@ def frame_paths(index):
 
 
 def path_parts(path):
-    """A path's parts, from any system, with '.' dropped and '..' applied."""
+    """A path's parts, from any system, with '.' dropped and '..' applied; a drive letter
+    in lower case (C: and c: are one drive)."""
     parts = []
     for part in re.split(r'[\\/]+', path):
         if part == '..' and parts:
             parts.pop()
         elif part not in ('', '.', '..'):
-            parts.append(part)
+            parts.append(part.lower() if not parts and re.fullmatch(r'[A-Z]:', part)
+                         else part)
     return parts
 
 
-def frame_candidates(index, path, by_name=None, place=None):
-    """(how many path parts match, [the indexed files a frame's path may name]), the
-    files in path order; (0, []) when none may.  A path inside the root, also through a
-    link to it, names its own file; so does a path under the place the trace had the
-    root at (see trace_place), and a path elsewhere then names none.  Any other
+def installed_below(parts):
+    """How many parts of a path lie below its last installed-package folder
+    (INSTALLED_FOLDERS, or an .egg), or 0 when it has none."""
+    for number in range(len(parts) - 2, -1, -1):
+        if parts[number] in INSTALLED_FOLDERS or parts[number].endswith('.egg'):
+            return len(parts) - 1 - number
+    return 0
+
+
+def frame_candidates(index, path, by_name=None, places=()):
+    """(how many path parts match, [the indexed files a frame's path may name], whether
+    by suffix), the files in path order; (0, [], False) when none may.  A path inside
+    the root, also through a link to it, names its own file, or none unless it is an
+    installed copy; so does a path under a place the trace shows its machine had the
+    root at (trace_places), if it names an indexed file.  Any other
     (another machine's, an installed copy's, a relative
     one, Java's package/File.java) is matched by its longest suffix of whole parts, and
     only when that is two parts or more, or the whole indexed path and the frame's file
     does not exist on this machine (a standard library's json/__init__.py is not the
-    root's __init__.py), or the frame gives a bare file name one indexed file has; an
-    installed copy's, only when it is all of its path below site-packages/.  A
+    root's __init__.py), or the frame gives a bare file name one indexed file has.  A
     frame's file that exists on this machine outside the root is that file, not an
     indexed one, unless it is a copy of the same size (an installed package): Go's
     net/http/server.go is not the root's internal/http/server.go.  Of equally long
     matches, the root's own file of that relative path comes first."""
-    root = index['root']
+    root, parts = index['root'], path_parts(path)
     if os.path.isabs(path):
         for absolute in (os.path.normpath(path), os.path.realpath(path)):
             if inside_folder(absolute, root):
                 relative = os.path.relpath(absolute, root).replace(os.sep, '/')
-                return (len(path_parts(path)), [relative]) if relative in index['files'] \
-                    else (0, [])
-    parts = path_parts(path)
+                if relative in index['files']:
+                    return len(parts), [relative], False
+                if not installed_below(parts):      # .tox/.../site-packages/: a copy
+                    return 0, [], False
     if not parts:
-        return 0, []
-    installed = [number for number, part in enumerate(parts) if part in INSTALLED_FOLDERS]
-    if place is not None and not installed:
-        relative = place_relative(place, path)
-        return (len(parts), [relative]) if relative in index['files'] else (0, [])
-    below = len(parts) - 1 - installed[-1] if installed else 1   # an installed copy: all
+        return 0, [], False
+    found = [relative for place in places if place[0] == path_is_absolute(path)
+             for relative in [place_relative(place, parts)] if relative in index['files']]
+    if found and not installed_below(parts):
+        return len(parts), [min(found, key=len)], False
     named = (by_name if by_name is not None else frame_paths(index)).get(parts[-1], [])
     exists_elsewhere = bool(named) and os.path.isabs(path) and os.path.exists(path)
     size_elsewhere = None
@@ -7649,37 +7662,45 @@ def frame_candidates(index, path, by_name=None, place=None):
         size = 1
         while size < min(len(parts), len(indexed)) and parts[-size - 1] == indexed[-size - 1]:
             size += 1
-        if size < below:                # of its path below site-packages/ (flask/app.py)
-            continue
         if size >= 2 or (size == len(indexed) and not exists_elsewhere) or (
                 len(parts) == 1 and len(named) == 1):
             scored.append((-size, relative))
     if not scored:
-        return 0, []
+        return 0, [], False
     best = min(scored)[0]
     exact = '/'.join(parts)         # cargo's src/main.rs is the root's, before a crate's
     return -best, sorted((relative for size, relative in scored if size == best),
-                         key=lambda relative: (relative != exact, relative))
+                         key=lambda relative: (relative != exact, relative)), True
 
 
-def trace_place(index, files, by_name):
-    """Where the machine that wrote a trace had the root, as (absolute, leading parts):
-    what a frame's path has before a whole indexed path of two parts or more (CI's
+def trace_places(index, frames, by_name):
+    """Where the machines that wrote a trace had the root, as {(absolute, leading
+    parts)}: what a frame's path has before a whole indexed path of two parts or more
+    whose definition at the frame's line is the frame's function (CI's
     /home/runner/work/shop/shop/ before cmd/web/main.go, -trimpath's example.com/shop/,
-    nothing before cargo's src/main.rs), the place most frames' files agree on (of a
-    tie, the shortest); None when no frame shows it.  Then a dependency's file (under
-    node_modules/, .cargo/registry/, Go's own src/) is not taken for the root's of the
-    same suffix.  Frames on this machine and installed copies (INSTALLED_FOLDERS) do
-    not vote."""
-    votes = collections.Counter()
-    for path in files:
-        parts = path_parts(path)
-        if INSTALLED_FOLDERS.intersection(parts) or os.path.isabs(path) and os.path.exists(path):
+    nothing before cargo's src/main.rs).  Then a dependency's file of the same suffix
+    (Go's net/http/server.go, a node_modules/ package's lib/router/index.js) is not
+    taken for the root's, and a frame under no such place is kept only if its function
+    is there.  Frames on this machine and installed copies do not count."""
+    places = set()
+    distinct = {(frame['file'], frame['line'], frame['name']): frame for frame in frames}
+    for frame in distinct.values():
+        path, parts = frame['file'], path_parts(frame['file'])
+        if not parts or installed_below(parts) or os.path.isabs(path) and os.path.exists(path):
             continue
-        size, found = frame_candidates(index, path, by_name)
-        if size >= 2 and found and size == found[0].count('/') + 1:
-            votes[(path_is_absolute(path), tuple(parts[:-size]))] += 1
-    return min(votes, key=lambda place: (-votes[place], len(place[1]))) if votes else None
+        size, found, _ = frame_candidates(index, path, by_name)
+        if size >= 2 and any(size == relative.count('/') + 1 and
+                             frame_function_at(index, relative, frame) for relative in found):
+            places.add((path_is_absolute(path), tuple(parts[:-size])))
+    return places
+
+
+def frame_function_at(index, relative, frame):
+    """Whether an indexed file's definition at a frame's line is the frame's function."""
+    wanted = frame_function(frame['name']).lower()
+    chunk = locate(index, relative, frame['line'], wanted) if wanted and frame['line'] > 0 \
+        else None
+    return bool(chunk) and chunk['symbol'].rpartition('.')[2].lower() == wanted
 
 
 def path_is_absolute(path):
@@ -7687,14 +7708,12 @@ def path_is_absolute(path):
     return bool(re.match(r'[\\/]|[A-Za-z]:[\\/]', path))
 
 
-def place_relative(place, path):
-    """A frame's path from the place a trace had the root (trace_place), or None when
-    the path is not under it."""
-    absolute, leading = place
-    parts = path_parts(path)
-    if path_is_absolute(path) != absolute or tuple(parts[:len(leading)]) != leading:
-        return None
-    return '/'.join(parts[len(leading):])
+def place_relative(place, parts):
+    """A path's parts (path_parts) from a place a trace had the root at, '/'-joined, or
+    None when the path is not under it."""
+    leading = place[1]
+    return '/'.join(parts[len(leading):]) if tuple(parts[:len(leading)]) == leading \
+        else None
 
 
 def match_frame_path(index, path):
@@ -7709,9 +7728,9 @@ def explain_traceback(repos, text):
     match a frame's path equally well, the one whose definition there has the frame's
     function name wins; a name never moves a frame off its line."""
     blocks = parse_traces(text)
-    files = {frame['file'] for block in blocks for frame in block['frames'] if frame['file']}
+    frames = [frame for block in blocks for frame in block['frames'] if frame['file']]
     by_name = [frame_paths(repo.index) for repo in repos]
-    places = [trace_place(repo.index, files, names) for repo, names in zip(repos, by_name)]
+    places = [trace_places(repo.index, frames, names) for repo, names in zip(repos, by_name)]
     explained = []
     for block in blocks:
         frames = [explain_frame(repos, dict(frame, language=block['language'],
@@ -7739,33 +7758,38 @@ def explain_frame(repos, frame, by_name, places):
 
 
 def frame_files(repos, path, by_name, places):
-    """The (repo, indexed file) pairs a frame's path may name, of the longest match."""
-    found = [(frame_candidates(repo.index, path, names, place), repo)
+    """(how many parts match, [(repo, indexed file)], whether by suffix while the trace
+    shows places: see trace_places) of the longest match of a frame's path."""
+    found = [(frame_candidates(repo.index, path, names, place), repo, place)
              for repo, names, place in zip(repos, by_name, places)]
-    best = max((size for (size, _), _ in found), default=0)
-    return [(repo, relative) for (size, files), repo in found if size == best
-            for relative in files]
+    best = max((size for (size, _, _), _, _ in found), default=0)
+    chosen = [(repo, relative, suffix and bool(place))
+              for (size, files, suffix), repo, place in found if size == best
+              for relative in files]
+    return best, [(repo, relative) for repo, relative, _ in chosen], \
+        any(unplaced for _, _, unplaced in chosen)
 
 
 def locate_frame(repos, frame, by_name, places):
     """explain_frame's work: the frame's file among the indexes, and its definition.  A
-    JVM frame's folders are its package's, which a Kotlin tree may leave out
-    (src/main/kotlin/App.kt of com.acme.app): when no file matches, the frame's file
-    name alone is tried, and kept if the frame's function is there."""
-    candidates = frame_files(repos, frame['file'], by_name, places)
-    guessed = not candidates and frame['language'] in JVM and '/' in frame['file']
-    if guessed:
+    match the path alone does not make sure of is kept only if the frame's function is
+    there: a suffix match while the trace shows where the root was (trace_places), an
+    installed copy's by part of its path below site-packages/, and a JVM frame's by its
+    file name alone, tried when nothing matches, since a Kotlin tree may leave out the
+    package's folders (src/main/kotlin/App.kt of com.acme.app)."""
+    size, candidates, unplaced = frame_files(repos, frame['file'], by_name, places)
+    guessed = unplaced or bool(candidates) and \
+        size < installed_below(path_parts(frame['file']))
+    if not candidates and frame['language'] in JVM and '/' in frame['file']:
         candidates = frame_files(repos, frame['file'].rpartition('/')[2], by_name,
-                                 [None] * len(repos))
+                                 [set()] * len(repos))[1]
+        guessed = True
     frame.update(repo=candidates[0][0].label if candidates else None,
                  path=candidates[0][1] if candidates else None,
                  inside_root=bool(candidates), chunk=None)
-    if not candidates and frame['file']:        # node_modules/, .venv/, ... of a root
-        frame['left_out'] = any(
-            os.path.isabs(frame['file']) and inside_folder(os.path.normpath(frame['file']),
-                                                           repo.index['root'])
-            or place is not None and place[1] and place_relative(place, frame['file'])
-            for repo, place in zip(repos, places))
+    if not candidates and os.path.isabs(frame['file']):     # node_modules/, .venv/, ...
+        frame['left_out'] = any(inside_folder(os.path.normpath(frame['file']),
+                                              repo.index['root']) for repo in repos)
     if not frame['file']:
         named = [(repo, chunk) for repo in repos
                  for chunk in [definition_named_by(repo.index, frame)] if chunk]
@@ -7789,7 +7813,8 @@ def locate_frame(repos, frame, by_name, places):
                for repo, relative in candidates]
     named = [place for place in located if place[2] is not None and
              place[2]['symbol'].rpartition('.')[2].lower() == wanted]
-    if guessed and not named:
+    if guessed and not (named or ANONYMOUS_FRAME.search(frame['name']) and
+                        any(place[2] for place in located)):
         return dict(frame, repo=None, path=None, inside_root=False)
     repo, relative, chunk = (named or [place for place in located if place[2]] or located)[0]
     frame.update(repo=repo.label, path=relative)

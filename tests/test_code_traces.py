@@ -652,7 +652,7 @@ class FrameMatchingTests(TempDirCase):
                   [('cmd/web/main.go', 'handler.ServeHTTP'), None, None], [False] * 2),
                  ('rust', rust_trace, [None, None, ('src/main.rs', 'main')], [False] * 2),
                  ('node', node_trace, [('src/router/index.js', 'getUser'), None,
-                                       ('src/router/index.js', '<module>')], [True]))
+                                       ('src/router/index.js', '<module>')], [False]))
         for language, trace, wanted, left_out in cases:
             out = self.tmp / f'{language}.json'
             cli('index', self.tmp / language, '--out', out)
@@ -668,6 +668,52 @@ class FrameMatchingTests(TempDirCase):
                                input=go('/elsewhere/', '/elsewhere/'))
                            .stdout)['exceptions'][0]['frames'][0]
         self.assertEqual(frame['path'], 'cmd/web/main.go')
+
+    def test_frames_that_show_the_root_keep_its_files_and_drop_lookalikes(self):
+        # A monorepo indexed at one package: a sibling's src/index.js is not the root's.
+        write(self.tmp / 'api' / 'src' / 'index.js', "const { money } = require('@acme/shared');"
+              "\nfunction handler(req) {\n  return money(req.amount);\n}\nhandler({});\n")
+        cli('index', self.tmp / 'api', '--out', self.tmp / 'api.json')
+        mono = '/home/runner/work/mono/mono/packages/'
+        trace = ("TypeError: Cannot read properties of undefined (reading 'toFixed')\n"
+                 f'    at money ({mono}shared/src/index.js:2:12)\n'
+                 f'    at handler ({mono}api/src/index.js:3:10)\n'
+                 f'    at Object.<anonymous> ({mono}api/src/index.js:5:1)\n')
+        frames = json.loads(cli('trace', '-', '--index', self.tmp / 'api.json', '--json',
+                                input=trace).stdout)['exceptions'][0]['frames']
+        self.assertEqual([f['chunk']['symbol'] if f['inside_root'] else None for f in frames],
+                         [None, 'handler', '<module>'])
+        # A Python project run on two machines, one of them Windows (the drive's case
+        # varies), and installed as an egg: every frame is the root's.
+        write(self.tmp / 'shop' / 'src' / 'shop' / 'cart.py',
+              'from shop.pricing import price_of\n\n\nclass Cart:\n    def __init__(self):\n'
+              '        self.items = []\n\n    def add(self, name, qty):\n'
+              '        self.items.append((name, qty))\n\n    def total(self):\n'
+              '        return sum(price_of(name) * qty for name, qty in self.items)\n')
+        write(self.tmp / 'shop' / 'src' / 'shop' / 'pricing.py',
+              'PRICES = {"apple": 3}\n\n\ndef price_of(name):\n    return PRICES[name]\n')
+        write(self.tmp / 'shop' / 'tests' / 'test_cart.py',
+              'from shop.cart import Cart\n\n\ndef test_total():\n    cart = Cart()\n'
+              '    cart.add("pear", 1)\n    assert cart.total() == 3\n')
+        cli('index', self.tmp / 'shop', '--out', self.tmp / 'shop.json')
+        def python_trace(tests, package):
+            return ('Traceback (most recent call last):\n'
+                    f'  File "{tests}test_cart.py", line 7, in test_total\n'
+                    f'  File "{package}cart.py", line 12, in total\n'
+                    f'  File "{package}cart.py", line 12, in <genexpr>\n'
+                    f'  File "{package}pricing.py", line 5, in price_of\n'
+                    "KeyError: 'pear'\n")
+        trace = (python_trace('/home/runner/work/shop/shop/tests/',
+                              '/home/runner/work/shop/shop/src/shop/')
+                 + python_trace('c:\\Users\\Dev\\proj\\tests\\',
+                                'C:\\Users\\Dev\\proj\\src\\shop\\')
+                 + python_trace('/app/tests/',
+                                '/usr/local/lib/python3.11/site-packages/shop-1.0-py3.11.egg/shop/'))
+        traced = json.loads(cli('trace', '-', '--index', self.tmp / 'shop.json', '--json',
+                                input=trace).stdout)
+        self.assertEqual([[f['chunk']['symbol'] if f['inside_root'] else None
+                           for f in block['frames']] for block in traced['exceptions']],
+                         [['test_total', 'Cart.total', 'Cart.total', 'price_of']] * 3)
 
     def test_a_trace_run_through_a_link_to_the_root(self):
         write(self.tmp / 'app' / 'main.py', 'import tool\n\n\ndef run():\n    tool.go()\n\n\n'
