@@ -8160,10 +8160,12 @@ def list_folder(files, path='', depth=1, everything=False):
     if everything:
         for left_out in left_out_under(files, folder):
             parts = left_out['path'].rstrip('/')[len(prefix):].split('/')
-            if len(parts) > depth:          # deeper: its folder at the last level listed
-                left_out = {'path': prefix + '/'.join(parts[:depth]) + '/', 'type': 'folder',
-                            'reason': 'holds files left out (ls --all on this folder lists them)'}
-            entries.setdefault(left_out['path'].rstrip('/'), left_out)
+            for level in range(1, min(len(parts), depth + 1)):  # the folders it is in, listed
+                entries.setdefault(prefix + '/'.join(parts[:level]), {
+                    'path': prefix + '/'.join(parts[:level]) + '/', 'type': 'folder',
+                    'reason': 'holds files left out (ls --all on this folder lists them)'})
+            if len(parts) <= depth:
+                entries.setdefault(left_out['path'].rstrip('/'), left_out)
         if folder and not entries:      # behind a link, inside an ignored folder, or none
             raise LookupError(f'not a folder that holds indexed or left-out files: {path} '
                               f'(ls --all on the folder above it says why)')

@@ -419,6 +419,9 @@ class LsTests(TempDirCase):
         self.assertEqual(inside.returncode, 0, inside.stderr)
         self.assertRegex(inside.stdout, r'(?m)^newdir/a\.py +\[not in the index \(new since')
         self.assertRegex(inside.stdout, r'(?m)^newdir/deeper/ +\[holds files left out')
+        deeper = cli('ls', '--all', '--depth', '2', '--index', self.index).stdout
+        self.assertRegex(deeper, r'(?m)^newdir/ +\[holds files left out')    # and above it
+        self.assertRegex(deeper, r'(?m)^newdir/deeper/ +\[holds files left out')
         self.assertEqual(cli('ls', 'newdir', '--index', self.index).returncode, 2)
         write(self.root / 'build' / 'gen' / 'out.py', 'X = 1\n')         # build/ is ignored
         os.symlink(self.tmp, self.root / 'outlink')
