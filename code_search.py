@@ -7131,6 +7131,11 @@ NODE_HEADER = re.compile(r'^\s*(?:\[cause\]: )?(?P<message>(?:[A-Z]\w*)?(?:Error
                          r'\b(?: \[[\w_]+\])?(?::.*)?)(?: \{)?$')
 NODE_SHOWN = re.compile(r'^(?:file://)?(?P<file>(?:[A-Za-z]:)?[^\s:][^:\n]*?\.[cm]?[jt]sx?)'
                         r':(?P<line>\d+)$')    # where Node shows an uncaught error thrown
+PYTEST_HEADER = re.compile(r'^_{3,} (?P<test>\S.*?) _{3,}$')       # ____ test_total ____
+PYTEST_WHERE = re.compile(r'^(?P<file>[^\s:][^:]*?\.py):(?P<line>\d+): ?'  # path:7: in total
+                          r'(?:in (?P<name>\S+)|[\w.]+)?$')               # path:5: KeyError
+PYTEST_ERROR = re.compile(r'^E {3,}(?P<text>.*)$')                       # E       KeyError: 'x'
+PYTEST_SECTION = re.compile(r'^[=-]{3,} .* [=-]{3,}$')   # ==== short test summary info ====
 GO_HEADER = re.compile(r'^(?P<message>(?:panic|fatal error): .*)$')
 GO_GOROUTINE = re.compile(r'^goroutine (?P<id>\d+) \[(?P<state>[^\]]*)\]:$')
 OTHER_TRACE_START = re.compile(r'(?:panic|fatal error): |goroutine \d+ \[|thread \'.*\' '
@@ -7232,10 +7237,31 @@ class TraceReader:
             self.current, self.member = None, True
             return
         python = PYTHON_GROUP_MARGIN.sub('', raw) if raw.lstrip()[:1] in '|+' else raw
-        for reader in (self.python_line, self.java_line, self.go_line, self.rust_line,
-                       self.node_line, self.dotnet_line):
+        for reader in (self.pytest_line, self.python_line, self.java_line, self.go_line,
+                       self.rust_line, self.node_line, self.dotnet_line):
             if reader(python if reader == self.python_line else raw):
                 return
+
+    def pytest_line(self, raw):
+        """pytest's report of a failed test (--tb=long, short): a '____ test ____' line,
+        then code, 'path:line:' where each frame is and 'E   ' lines of the error, to
+        the next such line or a '==== section ===='; all of it is the test's."""
+        header = PYTEST_HEADER.match(raw)
+        if header:
+            self.start('python', f"pytest {header['test']}")
+            return True
+        if not self.in_block('python') or not self.current['block'].startswith('pytest '):
+            return False
+        if PYTEST_SECTION.match(raw):       # captured output, the summary: read as usual
+            self.current = None
+            return False
+        where, error = PYTEST_WHERE.match(raw), PYTEST_ERROR.match(raw)
+        if where:
+            self.current['frames'].append({'file': where['file'], 'line': int(where['line']),
+                                           'name': where['name'] or ''})
+        elif error and len(self.current['message']) < TRACE_MESSAGE_LIMIT:
+            self.current['message'] = (self.current['message'] + '\n' + error['text']).strip()
+        return True
 
     def python_line(self, line):
         stripped = line.strip()
@@ -7439,7 +7465,8 @@ def java_frame_path(qualified, file):
 
 
 FRAME_NAME_PARTS = re.compile(r'[A-Za-z_$][\w$]*')
-ANONYMOUS_FRAME = re.compile(r'^<\w+>$|<anonymous>')   # <module>, <genexpr>, V8's: no name
+ANONYMOUS_FRAME = re.compile(r'^$|^<\w+>$|<anonymous>')   # <module>, <genexpr>, V8's,
+                                                        # pytest's: no name
 
 
 def frame_function(name):
@@ -8330,7 +8357,9 @@ def format_traceback(explained, full=False, with_repo=False):
     the block's message."""
     out = []
     for block in explained:
-        if block['language'] == 'python':
+        if block['language'] == 'python' and block['block'].startswith('pytest '):
+            out.append(f"{block['block']}:")
+        elif block['language'] == 'python':
             if block['frames']:     # a group's exception without a traceback has none
                 out.append('Traceback (most recent call last):')
         else:

@@ -715,6 +715,36 @@ class FrameMatchingTests(TempDirCase):
                            for f in block['frames']] for block in traced['exceptions']],
                          [['test_total', 'Cart.total', 'Cart.total', 'price_of']] * 3)
 
+    def test_pytest_reports_of_failed_tests(self):
+        # pytest 9's --tb=long (its default) and --tb=short, captured from a real run
+        write(self.tmp / 'shop' / 'src' / 'shop' / 'cart.py',
+              'from shop.pricing import price_of\n\n\nclass Cart:\n    def __init__(self):\n'
+              '        self.items = []\n\n    def add(self, name, qty):\n'
+              '        self.items.append((name, qty))\n\n    def total(self):\n'
+              '        return sum(price_of(name) * qty for name, qty in self.items)\n')
+        write(self.tmp / 'shop' / 'src' / 'shop' / 'pricing.py',
+              'PRICES = {"apple": 3}\n\n\ndef price_of(name):\n    return PRICES[name]\n')
+        write(self.tmp / 'shop' / 'tests' / 'test_cart.py',
+              'from shop.cart import Cart\n\n\ndef test_total():\n    cart = Cart()\n'
+              '    cart.add("pear", 1)\n    assert cart.total() == 3\n')
+        out = self.tmp / 'shop.json'
+        cli('index', self.tmp / 'shop', '--out', out)
+        for report in (PYTEST_LONG, PYTEST_SHORT):
+            traced = json.loads(cli('trace', '-', '--index', out, '--json', input=report).stdout)
+            self.assertEqual([(b['block'], b['message']) for b in traced['exceptions']],
+                             [('pytest test_total', "KeyError: 'pear'")])
+            self.assertEqual([(f['path'], f['line'], f['chunk']['symbol'])
+                              for f in traced['exceptions'][0]['frames']],
+                             [('tests/test_cart.py', 7, 'test_total'),
+                              ('src/shop/cart.py', 12, 'Cart.total'),
+                              ('src/shop/cart.py', 12, 'Cart.total'),
+                              ('src/shop/pricing.py', 5, 'price_of')])
+        text = cli('trace', '-', '--index', out, input=PYTEST_LONG).stdout
+        self.assertTrue(text.startswith('pytest test_total:\n  File tests/test_cart.py, line 7\n'),
+                        text)
+        self.assertTrue(text.endswith("    > 5 |     return PRICES[name]\nKeyError: 'pear'\n"),
+                        text)
+
     def test_a_trace_run_through_a_link_to_the_root(self):
         write(self.tmp / 'app' / 'main.py', 'import tool\n\n\ndef run():\n    tool.go()\n\n\n'
                                             'run()\n')
@@ -775,6 +805,59 @@ class FrameMatchingTests(TempDirCase):
         self.assertEqual(match(index, '/from/another/machine/util.py'), 'util.py')
         self.assertIsNone(match(index, os.path.join(os.path.dirname(os.__file__), 'os.py')))
 
+
+PYTEST_LONG = (   # a real run's, kept as printed
+    'F                                                                        [100%]\n'
+    '=================================== FAILURES ===================================\n'
+    '__________________________________ test_total __________________________________\n'
+    '\n'
+    '    def test_total():\n'
+    '        cart = Cart()\n'
+    '        cart.add("pear", 1)\n'
+    '>       assert cart.total() == 3\n'
+    '               ^^^^^^^^^^^^\n'
+    '\n'
+    'tests/test_cart.py:7: \n'
+    '_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ \n'
+    'src/shop/cart.py:12: in total\n'
+    '    return sum(price_of(name) * qty for name, qty in self.items)\n'
+    '           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n'
+    'src/shop/cart.py:12: in <genexpr>\n'
+    '    return sum(price_of(name) * qty for name, qty in self.items)\n'
+    '               ^^^^^^^^^^^^^^\n'
+    '_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ \n'
+    '\n'
+    "name = 'pear'\n"
+    '\n'
+    '    def price_of(name):\n'
+    '>       return PRICES[name]\n'
+    '               ^^^^^^^^^^^^\n'
+    "E       KeyError: 'pear'\n"
+    '\n'
+    'src/shop/pricing.py:5: KeyError\n'
+    '=========================== short test summary info ============================\n'
+    "FAILED tests/test_cart.py::test_total - KeyError: 'pear'\n"
+    '1 failed in 0.74s\n')
+PYTEST_SHORT = (   # a real run's, kept as printed
+    'F                                                                        [100%]\n'
+    '=================================== FAILURES ===================================\n'
+    '__________________________________ test_total __________________________________\n'
+    'tests/test_cart.py:7: in test_total\n'
+    '    assert cart.total() == 3\n'
+    '           ^^^^^^^^^^^^\n'
+    'src/shop/cart.py:12: in total\n'
+    '    return sum(price_of(name) * qty for name, qty in self.items)\n'
+    '           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n'
+    'src/shop/cart.py:12: in <genexpr>\n'
+    '    return sum(price_of(name) * qty for name, qty in self.items)\n'
+    '               ^^^^^^^^^^^^^^\n'
+    'src/shop/pricing.py:5: in price_of\n'
+    '    return PRICES[name]\n'
+    '           ^^^^^^^^^^^^\n'
+    "E   KeyError: 'pear'\n"
+    '=========================== short test summary info ============================\n'
+    "FAILED tests/test_cart.py::test_total - KeyError: 'pear'\n"
+    '1 failed in 1.05s\n')
 
 if __name__ == '__main__':
     unittest.main()
