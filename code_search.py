@@ -7137,6 +7137,8 @@ PYTEST_WHERE = re.compile(r'^(?P<file>[^\s:][^:]*?\.py):(?P<line>\d+): ?'  # pat
 PYTEST_ERROR = re.compile(r'^E {3,}(?P<text>.*)$')                       # E       KeyError: 'x'
 PYTEST_SECTION = re.compile(r'^[=-]{3,} .* [=-]{3,}$')   # ==== short test summary info ====
 GO_HEADER = re.compile(r'^(?P<message>(?:panic|fatal error): .*)$')
+GO_HTTP_PANIC = re.compile(r'^(?:\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? )?'   # log's time
+                           r'(?P<message>http: panic serving \S+: .*)$')  # net/http recovered
 GO_GOROUTINE = re.compile(r'^goroutine (?P<id>\d+) \[(?P<state>[^\]]*)\]:$')
 OTHER_TRACE_START = re.compile(r'(?:panic|fatal error): |goroutine \d+ \[|thread \'.*\' '
                                r'(?:\(\d+\) )?panicked at|Exception in thread ')   # ends a
@@ -7324,10 +7326,10 @@ class TraceReader:
         return False
 
     def go_line(self, raw):
-        header = GO_HEADER.match(raw)
+        header = GO_HEADER.match(raw) or GO_HTTP_PANIC.match(raw)
         if header:
             self.start('go', 'panic', header['message'])
-            self.current['message_open'] = True
+            self.current['message_open'] = header.re is GO_HEADER
             return True
         if self.in_block('go') and self.current.get('message_open'):
             if raw.strip() and not GO_GOROUTINE.match(raw):     # a message of lines, or

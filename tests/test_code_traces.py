@@ -663,6 +663,10 @@ class FrameMatchingTests(TempDirCase):
                                   else None for f in frames], wanted)
                 self.assertEqual([f['left_out'] for f in frames if not f['inside_root']],
                                  left_out)
+        traced = json.loads(cli('trace', '-', '--index', self.tmp / 'go.json', '--json',
+                                input=cases[0][1]).stdout)          # net/http's recovered panic
+        self.assertEqual(traced['exceptions'][0]['message'],
+                         'http: panic serving 127.0.0.1:52436: assignment to entry in nil map')
         # without a frame that shows the checkout, a suffix still finds the file
         frame = json.loads(cli('trace', '-', '--index', self.tmp / 'go.json', '--json',
                                input=go('/elsewhere/', '/elsewhere/'))
