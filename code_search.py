@@ -7757,9 +7757,10 @@ def explain_traceback(repos, text):
     match a frame's path equally well, the one whose definition there has the frame's
     function name wins; a name never moves a frame off its line."""
     blocks = parse_traces(text)
-    frames = [frame for block in blocks for frame in block['frames'] if frame['file']]
+    with_file = [frame for block in blocks for frame in block['frames'] if frame['file']]
     by_name = [frame_paths(repo.index) for repo in repos]
-    places = [trace_places(repo.index, frames, names) for repo, names in zip(repos, by_name)]
+    places = [trace_places(repo.index, with_file, names)
+              for repo, names in zip(repos, by_name)]
     explained = []
     for block in blocks:
         frames = [explain_frame(repos, dict(frame, language=block['language'],
