@@ -54,6 +54,26 @@ def own_frames(traced):
     return found
 
 
+def shop_index(case):
+    """Index a small src-layout Python project whose test fails three calls deep (the
+    one the pytest reports below were captured from); the index's path."""
+    root = case.tmp / 'shop'
+    write(root / 'src' / 'shop' / 'cart.py',
+          'from shop.pricing import price_of\n\n\nclass Cart:\n    def __init__(self):\n'
+          '        self.items = []\n\n    def add(self, name, qty):\n'
+          '        self.items.append((name, qty))\n\n    def total(self):\n'
+          '        return sum(price_of(name) * qty for name, qty in self.items)\n')
+    write(root / 'src' / 'shop' / 'pricing.py',
+          'PRICES = {"apple": 3}\n\n\ndef price_of(name):\n    return PRICES[name]\n')
+    write(root / 'tests' / 'test_cart.py',
+          'from shop.cart import Cart\n\n\ndef test_total():\n    cart = Cart()\n'
+          '    cart.add("pear", 1)\n    assert cart.total() == 3\n')
+    out = case.tmp / 'shop.json'
+    result = cli('index', root, '--out', out)
+    case.assertEqual(result.returncode, 0, result.stderr)
+    return out
+
+
 class RealTraceTests(TempDirCase):
     """Every frame of every captured trace resolves to the definition that holds it."""
 
@@ -689,17 +709,7 @@ class FrameMatchingTests(TempDirCase):
                          [None, 'handler', '<module>'])
         # A Python project run on two machines, one of them Windows (the drive's case
         # varies), and installed as an egg: every frame is the root's.
-        write(self.tmp / 'shop' / 'src' / 'shop' / 'cart.py',
-              'from shop.pricing import price_of\n\n\nclass Cart:\n    def __init__(self):\n'
-              '        self.items = []\n\n    def add(self, name, qty):\n'
-              '        self.items.append((name, qty))\n\n    def total(self):\n'
-              '        return sum(price_of(name) * qty for name, qty in self.items)\n')
-        write(self.tmp / 'shop' / 'src' / 'shop' / 'pricing.py',
-              'PRICES = {"apple": 3}\n\n\ndef price_of(name):\n    return PRICES[name]\n')
-        write(self.tmp / 'shop' / 'tests' / 'test_cart.py',
-              'from shop.cart import Cart\n\n\ndef test_total():\n    cart = Cart()\n'
-              '    cart.add("pear", 1)\n    assert cart.total() == 3\n')
-        cli('index', self.tmp / 'shop', '--out', self.tmp / 'shop.json')
+        shop_index(self)
         def python_trace(tests, package):
             return ('Traceback (most recent call last):\n'
                     f'  File "{tests}test_cart.py", line 7, in test_total\n'
@@ -721,18 +731,7 @@ class FrameMatchingTests(TempDirCase):
 
     def test_pytest_reports_of_failed_tests(self):
         # pytest 9's --tb=long (its default) and --tb=short, captured from a real run
-        write(self.tmp / 'shop' / 'src' / 'shop' / 'cart.py',
-              'from shop.pricing import price_of\n\n\nclass Cart:\n    def __init__(self):\n'
-              '        self.items = []\n\n    def add(self, name, qty):\n'
-              '        self.items.append((name, qty))\n\n    def total(self):\n'
-              '        return sum(price_of(name) * qty for name, qty in self.items)\n')
-        write(self.tmp / 'shop' / 'src' / 'shop' / 'pricing.py',
-              'PRICES = {"apple": 3}\n\n\ndef price_of(name):\n    return PRICES[name]\n')
-        write(self.tmp / 'shop' / 'tests' / 'test_cart.py',
-              'from shop.cart import Cart\n\n\ndef test_total():\n    cart = Cart()\n'
-              '    cart.add("pear", 1)\n    assert cart.total() == 3\n')
-        out = self.tmp / 'shop.json'
-        cli('index', self.tmp / 'shop', '--out', out)
+        out = shop_index(self)
         for report in (PYTEST_LONG, PYTEST_SHORT):
             traced = json.loads(cli('trace', '-', '--index', out, '--json', input=report).stdout)
             self.assertEqual([(b['block'], b['message']) for b in traced['exceptions']],
