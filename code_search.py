@@ -7131,11 +7131,13 @@ NODE_HEADER = re.compile(r'^\s*(?:\[cause\]: )?(?P<message>(?:[A-Z]\w*)?(?:Error
                          r'\b(?: \[[\w_]+\])?(?::.*)?)(?: \{)?$')
 NODE_SHOWN = re.compile(r'^(?:file://)?(?P<file>(?:[A-Za-z]:)?[^\s:][^:\n]*?\.[cm]?[jt]sx?)'
                         r':(?P<line>\d+)$')    # where Node shows an uncaught error thrown
-PYTEST_HEADER = re.compile(r'^_{3,} (?P<test>\S.*?) _{3,}$')       # ____ test_total ____
-PYTEST_WHERE = re.compile(r'^(?P<file>[^\s:][^:]*?\.py):(?P<line>\d+): ?'  # path:7: in total
+PYTEST_HEADER = re.compile(r'^_+ (?P<test>.*?[^_ ].*?) _+$')    # ____ test_total ____ (a long
+                                                                # id has one _ each side)
+PYTEST_WHERE = re.compile(r'^(?P<file>[^\s:<][^:]*?\.py|<[^>]+>):(?P<line>\d+): ?'  # path:7: in total
                           r'(?:in (?P<name>\S+)|[\w.]+)?$')               # path:5: KeyError
-PYTEST_ERROR = re.compile(r'^E {3,}(?P<text>.*)$')                       # E       KeyError: 'x'
+PYTEST_ERROR = re.compile(r'^E(?: (?P<text>.*))?$')                     # E       KeyError: 'x'
 PYTEST_SECTION = re.compile(r'^[=-]{3,} .* [=-]{3,}$')   # ==== short test summary info ====
+PYTEST_SHOWN = re.compile(r'^(?:\s|>|_ _ |[\w.]+ = |$)')   # its code, '_ _ _' and locals
 GO_HEADER = re.compile(r'^(?P<message>(?:panic|fatal error): .*)$')
 GO_HTTP_PANIC = re.compile(r'^(?:\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? )?'   # log's time
                            r'(?P<message>http: panic serving \S+: .*)$')  # net/http recovered
@@ -7179,6 +7181,8 @@ def parse_traces(text):
     'caused by 2', 'goroutine 18 [chan receive]'); 'then' is the sentence Python prints
     between it and the next; a frame's line is 0 when the trace gives none."""
     reader = TraceReader()
+    if '\x1b' in text:                          # coloured: pytest --color=yes, a CI log
+        text = TERMINAL_CODES.sub('', text)
     lines = [raw.rstrip('\r') for raw in text.splitlines()]
     written = [line for line in lines if line.strip()]
     prefix = TIME_PREFIX if all(map(TIME_PREFIX.match, written)) \
@@ -7246,23 +7250,40 @@ class TraceReader:
 
     def pytest_line(self, raw):
         """pytest's report of a failed test (--tb=long, short): a '____ test ____' line,
-        then code, 'path:line:' where each frame is and 'E   ' lines of the error, to
-        the next such line or a '==== section ===='; all of it is the test's."""
+        then code, 'path:line:' where each frame is and 'E   ' lines of the error, up to
+        the next such line or a '==== section ===='.  Python's own traceback in it
+        (--tb=native, an exception group, a doctest's) is left to python_line."""
         header = PYTEST_HEADER.match(raw)
-        if header:
-            self.start('python', f"pytest {header['test']}")
-            return True
-        if not self.in_block('python') or not self.current['block'].startswith('pytest '):
-            return False
-        if PYTEST_SECTION.match(raw):       # captured output, the summary: read as usual
+        if header or PYTEST_SECTION.match(raw):     # ends any block: a captured log's too
             self.current = None
+            if header:
+                self.start('python', f"pytest {header['test']}")
+            return True
+        if not self.in_block('python') or not self.current['block'].startswith('pytest ') \
+                or 'Traceback (most recent call last)' in raw or PYTHON_FRAME.match(raw) \
+                or raw.lstrip()[:1] in ('+', '|'):
             return False
-        where, error = PYTEST_WHERE.match(raw), PYTEST_ERROR.match(raw)
+        where, error, current = PYTEST_WHERE.match(raw), PYTEST_ERROR.match(raw), self.current
         if where:
-            self.current['frames'].append({'file': where['file'], 'line': int(where['line']),
-                                           'name': where['name'] or ''})
-        elif error and len(self.current['message']) < TRACE_MESSAGE_LIMIT:
-            self.current['message'] = (self.current['message'] + '\n' + error['text']).strip()
+            current['frames'].append({'file': where['file'], 'line': int(where['line']),
+                                      'name': where['name'] or ''})
+        elif error:
+            text = error['text'] or ''
+            frame = PYTHON_FRAME.match(text)        # a SyntaxError's place, at collection
+            if frame:
+                current['frames'].append({'file': frame['file'], 'line': int(frame['line']),
+                                          'name': frame['name'] or ''})
+            margin = current.setdefault('margin', len(text) - len(text.lstrip()))
+            if len(current['message']) < TRACE_MESSAGE_LIMIT:
+                current['message'] += ('\n' if current['message'] else '') + \
+                    text[min(margin, len(text) - len(text.lstrip())):].rstrip()
+        elif raw.strip() in PYTHON_CHAIN:           # the test's next exception
+            current['then'] = raw.strip()
+            self.start('python', current['block'].rsplit(' ', 1)[0]
+                       if current['block'].rsplit(' ', 1)[-1].isdigit() else current['block'])
+        else:               # before its first frame: what it says (ImportError while ...)
+            return bool(PYTEST_SHOWN.match(raw)) or not current['frames'] and \
+                not OTHER_TRACE_START.match(raw)
         return True
 
     def python_line(self, line):

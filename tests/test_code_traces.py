@@ -748,6 +748,28 @@ class FrameMatchingTests(TempDirCase):
         self.assertTrue(text.endswith("    > 5 |     return PRICES[name]\nKeyError: 'pear'\n"),
                         text)
 
+    def test_a_coloured_pytest_report_with_chains_logs_and_long_ids(self):
+        out = program_index(self, 'pytest')
+        traced = json.loads(cli('trace', TRACES / 'pytest' / 'report_color.txt', '--index', out,
+                                '--json').stdout)
+        inner = [('src/shop/cart.py', 10, 'checkout'), ('src/shop/cart.py', 10, 'checkout'),
+                 ('src/shop/cart.py', 5, 'price_of')]
+        long_id = ('test_long[a fruit with a name long enough that pytest has no room left for '
+                   'underscores]')
+        self.assertEqual(
+            [(b['block'], [(f['path'], f['line'], f['chunk']['symbol']) for f in b['frames']],
+              b['message'], b['then'][:9]) for b in traced['exceptions']],
+            [('pytest test_checkout', inner, "KeyError: 'pear'", 'The above'),
+             ('pytest test_checkout 2', [('tests/test_cart.py', 7, 'test_checkout'),
+                                         ('src/shop/cart.py', 13, 'checkout')],
+              "LookupError: no price for 'pear'", ''),
+             ('exception', inner, "KeyError: 'pear'", ''),          # the captured log's
+             (f'pytest {long_id}', inner, "KeyError: 'kiwi'", 'The above'),
+             (f'pytest {long_id} 2', [('tests/test_cart.py', 12, 'test_long'),
+                                      ('src/shop/cart.py', 13, 'checkout')],
+              "LookupError: no price for 'kiwi'", ''),
+             ('exception 2', inner, "KeyError: 'kiwi'", '')])
+
     def test_a_trace_run_through_a_link_to_the_root(self):
         write(self.tmp / 'app' / 'main.py', 'import tool\n\n\ndef run():\n    tool.go()\n\n\n'
                                             'run()\n')
