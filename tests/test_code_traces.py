@@ -754,18 +754,17 @@ class FrameMatchingTests(TempDirCase):
                                 '--json').stdout)
         inner = [('src/shop/cart.py', 10, 'checkout'), ('src/shop/cart.py', 10, 'checkout'),
                  ('src/shop/cart.py', 5, 'price_of')]
-        long_id = ('test_long[a fruit with a name long enough that pytest has no room left for '
-                   'underscores]')
+        long_id = 'test_a_fruit_with_a_name_long_enough_that_pytest_has_no_room_left_for_underscores'
         self.assertEqual(
             [(b['block'], [(f['path'], f['line'], f['chunk']['symbol']) for f in b['frames']],
               b['message'], b['then'][:9]) for b in traced['exceptions']],
             [('pytest test_checkout', inner, "KeyError: 'pear'", 'The above'),
-             ('pytest test_checkout 2', [('tests/test_cart.py', 7, 'test_checkout'),
+             ('pytest test_checkout 2', [('tests/test_cart.py', 5, 'test_checkout'),
                                          ('src/shop/cart.py', 13, 'checkout')],
               "LookupError: no price for 'pear'", ''),
              ('exception', inner, "KeyError: 'pear'", ''),          # the captured log's
              (f'pytest {long_id}', inner, "KeyError: 'kiwi'", 'The above'),
-             (f'pytest {long_id} 2', [('tests/test_cart.py', 12, 'test_long'),
+             (f'pytest {long_id} 2', [('tests/test_cart.py', 9, long_id),
                                       ('src/shop/cart.py', 13, 'checkout')],
               "LookupError: no price for 'kiwi'", ''),
              ('exception 2', inner, "KeyError: 'kiwi'", '')])
