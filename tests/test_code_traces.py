@@ -55,8 +55,8 @@ def own_frames(traced):
 
 
 def shop_index(case):
-    """Index a small src-layout Python project whose test fails three calls deep (the
-    one the pytest reports below were captured from); the index's path."""
+    """Index a small src-layout Python project whose test fails three calls deep; the
+    index's path."""
     root = case.tmp / 'shop'
     write(root / 'src' / 'shop' / 'cart.py',
           'from shop.pricing import price_of\n\n\nclass Cart:\n    def __init__(self):\n'
@@ -729,29 +729,19 @@ class FrameMatchingTests(TempDirCase):
                            for f in block['frames']] for block in traced['exceptions']],
                          [['test_total', 'Cart.total', 'Cart.total', 'price_of']] * 3)
 
-    def test_pytest_reports_of_failed_tests(self):
-        # pytest 9's --tb=long (its default) and --tb=short, captured from a real run
-        out = shop_index(self)
-        for report in (PYTEST_LONG, PYTEST_SHORT):
-            traced = json.loads(cli('trace', '-', '--index', out, '--json', input=report).stdout)
-            self.assertEqual([(b['block'], b['message']) for b in traced['exceptions']],
-                             [('pytest test_total', "KeyError: 'pear'")])
-            self.assertEqual([(f['path'], f['line'], f['chunk']['symbol'])
-                              for f in traced['exceptions'][0]['frames']],
-                             [('tests/test_cart.py', 7, 'test_total'),
-                              ('src/shop/cart.py', 12, 'Cart.total'),
-                              ('src/shop/cart.py', 12, 'Cart.total'),
-                              ('src/shop/pricing.py', 5, 'price_of')])
-        text = cli('trace', '-', '--index', out, input=PYTEST_LONG).stdout
-        self.assertTrue(text.startswith('pytest test_total:\n  File tests/test_cart.py, line 7\n'),
-                        text)
-        self.assertTrue(text.endswith("    > 5 |     return PRICES[name]\nKeyError: 'pear'\n"),
-                        text)
-
-    def test_a_coloured_pytest_report_with_chains_logs_and_long_ids(self):
+    def test_pytest_reports_coloured_long_and_short(self):
         out = program_index(self, 'pytest')
-        traced = json.loads(cli('trace', TRACES / 'pytest' / 'report_color.txt', '--index', out,
-                                '--json').stdout)
+        for report in ('report_color.txt', 'report_short.txt'):
+            with self.subTest(report=report):
+                self.check_pytest_report(out, TRACES / 'pytest' / report)
+        text = cli('trace', TRACES / 'pytest' / 'report_short.txt', '--index', out).stdout
+        self.assertTrue(text.startswith('pytest test_checkout:\n  File src/shop/cart.py, line 10, '
+                                        'in checkout\n'), text)
+
+    def check_pytest_report(self, out, report):
+        """A chained exception, a captured log's traceback and a test id too long for
+        pytest's underscores, read from one report."""
+        traced = json.loads(cli('trace', report, '--index', out, '--json').stdout)
         inner = [('src/shop/cart.py', 10, 'checkout'), ('src/shop/cart.py', 10, 'checkout'),
                  ('src/shop/cart.py', 5, 'price_of')]
         long_id = 'test_a_fruit_with_a_name_long_enough_that_pytest_has_no_room_left_for_underscores'
@@ -829,59 +819,6 @@ class FrameMatchingTests(TempDirCase):
         self.assertEqual(match(index, '/from/another/machine/util.py'), 'util.py')
         self.assertIsNone(match(index, os.path.join(os.path.dirname(os.__file__), 'os.py')))
 
-
-PYTEST_LONG = (   # a real run's, kept as printed
-    'F                                                                        [100%]\n'
-    '=================================== FAILURES ===================================\n'
-    '__________________________________ test_total __________________________________\n'
-    '\n'
-    '    def test_total():\n'
-    '        cart = Cart()\n'
-    '        cart.add("pear", 1)\n'
-    '>       assert cart.total() == 3\n'
-    '               ^^^^^^^^^^^^\n'
-    '\n'
-    'tests/test_cart.py:7: \n'
-    '_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ \n'
-    'src/shop/cart.py:12: in total\n'
-    '    return sum(price_of(name) * qty for name, qty in self.items)\n'
-    '           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n'
-    'src/shop/cart.py:12: in <genexpr>\n'
-    '    return sum(price_of(name) * qty for name, qty in self.items)\n'
-    '               ^^^^^^^^^^^^^^\n'
-    '_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ \n'
-    '\n'
-    "name = 'pear'\n"
-    '\n'
-    '    def price_of(name):\n'
-    '>       return PRICES[name]\n'
-    '               ^^^^^^^^^^^^\n'
-    "E       KeyError: 'pear'\n"
-    '\n'
-    'src/shop/pricing.py:5: KeyError\n'
-    '=========================== short test summary info ============================\n'
-    "FAILED tests/test_cart.py::test_total - KeyError: 'pear'\n"
-    '1 failed in 0.74s\n')
-PYTEST_SHORT = (   # a real run's, kept as printed
-    'F                                                                        [100%]\n'
-    '=================================== FAILURES ===================================\n'
-    '__________________________________ test_total __________________________________\n'
-    'tests/test_cart.py:7: in test_total\n'
-    '    assert cart.total() == 3\n'
-    '           ^^^^^^^^^^^^\n'
-    'src/shop/cart.py:12: in total\n'
-    '    return sum(price_of(name) * qty for name, qty in self.items)\n'
-    '           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n'
-    'src/shop/cart.py:12: in <genexpr>\n'
-    '    return sum(price_of(name) * qty for name, qty in self.items)\n'
-    '               ^^^^^^^^^^^^^^\n'
-    'src/shop/pricing.py:5: in price_of\n'
-    '    return PRICES[name]\n'
-    '           ^^^^^^^^^^^^\n'
-    "E   KeyError: 'pear'\n"
-    '=========================== short test summary info ============================\n'
-    "FAILED tests/test_cart.py::test_total - KeyError: 'pear'\n"
-    '1 failed in 1.05s\n')
 
 if __name__ == '__main__':
     unittest.main()
