@@ -172,7 +172,7 @@ ONE_SHOT_HINT_SECONDS = 2.0       # slower one-shot builds suggest index + searc
 LOCK_TIMEOUT_SECONDS = 60.0
 WRITE_PIECE = 1 << 20       # an index is written in pieces of this many characters
 READ_PIECE = 1 << 20        # a trace is read in pieces of this many bytes
-RACY_MTIME_NS = 2 * 10 ** 9  # files modified this close to an index run are re-hashed
+RACY_MTIME_NS = 2 * 10 ** 9  # files changed this close to an index run are re-hashed
 PROGRESS_INTERVAL = 0.2     # seconds between updates of the progress line
 WORKER_WATCH_SECONDS = 0.5  # how often a worker process checks that its parent lives
 SERVE_HOST, SERVE_PORT = '127.0.0.1', 8765   # serve: where it listens by default
@@ -5405,7 +5405,7 @@ def empty_index(root):
 def update_index(root, old, options, report=None):
     """Bring an index up to date with the tree; returns (index, stats).
 
-    A file whose size and mtime (fast path) or SHA-256 match keeps its record; others
+    A file whose stat (fast path, see unchanged) or SHA-256 matches keeps its record; others
     are re-parsed, in worker processes when that pays.  Postings of removed records are
     dropped, those of new records added.
     """
@@ -5882,7 +5882,7 @@ def index_problem(index, deep=True):
         if not all(type(record.get('size')) is type(record.get('mtime_ns')) is int
                    and type(record.get('ctime_ns', 0)) is int
                    and type(record.get('sha256')) is str for record in records):
-            return 'damaged index: a file record without its size, mtime or SHA-256'
+            return 'damaged index: a file record without its size, times or SHA-256'
         if len(fids) != len(records) or {type(fid) for fid in fids} - {int} \
                 or index['chunk_count'] != sum(record['count'] for record in records):
             return 'damaged index: chunk counts do not add up'
@@ -7133,11 +7133,12 @@ NODE_SHOWN = re.compile(r'^(?:file://)?(?P<file>(?:[A-Za-z]:)?[^\s:][^:\n]*?\.[c
                         r':(?P<line>\d+)$')    # where Node shows an uncaught error thrown
 PYTEST_HEADER = re.compile(r'^_+ (?P<test>.*?[^_ ].*?) _+$')    # ____ test_total ____ (a long
                                                                 # id has one _ each side)
-PYTEST_WHERE = re.compile(r'^(?P<file>[^\s:<][^:]*?\.py|<[^>]+>):(?P<line>\d+): ?'  # path:7: in total
+PYTEST_WHERE = re.compile(r'^(?P<file>(?:[A-Za-z]:)?[^\s:<][^:]*?\.py|<[^>]+>):(?P<line>\d+): ?'
+                          # path:7: in total
                           r'(?:in (?P<name>\S+)|[\w.]+)?$')               # path:5: KeyError
 PYTEST_ERROR = re.compile(r'^E(?: (?P<text>.*))?$')                     # E       KeyError: 'x'
 PYTEST_SECTION = re.compile(r'^[=-]{3,} .* [=-]{3,}$')   # ==== short test summary info ====
-PYTEST_SHOWN = re.compile(r'^(?:\s|>|_ _ |[\w.]+ = |$)')   # its code, '_ _ _' and locals
+PYTEST_SHOWN = re.compile(r'^(?:\s|>|_ _ |[\w.]+ += |$)')   # its code, '_ _ _', locals (-l)
 GO_HEADER = re.compile(r'^(?P<message>(?:panic|fatal error): .*)$')
 GO_HTTP_PANIC = re.compile(r'^(?:\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? )?'   # log's time
                            r'(?P<message>http: panic serving \S+: .*)$')  # net/http recovered
@@ -7204,6 +7205,7 @@ class TraceReader:
         self.blocks, self.current, self.pending = [], None, None
         self.counts = collections.Counter()
         self.member = False     # after an exception group's '+---- N ----' line
+        self.in_pytest = False  # after a pytest report's first '____ test ____' line
 
     def start(self, language, label, message=''):
         """Open a new block."""
@@ -7254,37 +7256,46 @@ class TraceReader:
         the next such line or a '==== section ===='.  Python's own traceback in it
         (--tb=native, an exception group, a doctest's) is left to python_line."""
         header = PYTEST_HEADER.match(raw)
-        if header or PYTEST_SECTION.match(raw):     # ends any block: a captured log's too
-            self.current = None
+        if header or self.in_pytest and PYTEST_SECTION.match(raw):
+            self.current, self.in_pytest = None, True   # ends any block: a captured log's too
             if header:
-                self.start('python', f"pytest {header['test']}")
+                self.start_test(f"pytest {header['test']}")
             return True
-        if not self.in_block('python') or not self.current['block'].startswith('pytest ') \
-                or 'Traceback (most recent call last)' in raw or PYTHON_FRAME.match(raw) \
-                or raw.lstrip()[:1] in ('+', '|'):
+        current = self.current
+        if current is None or 'test' not in current or PYTHON_FRAME.match(raw) \
+                or 'Traceback (most recent call last)' in raw or raw.lstrip()[:1] in '+|':
             return False
-        where, error, current = PYTEST_WHERE.match(raw), PYTEST_ERROR.match(raw), self.current
+        where, error = PYTEST_WHERE.match(raw), PYTEST_ERROR.match(raw)
         if where:
             current['frames'].append({'file': where['file'], 'line': int(where['line']),
                                       'name': where['name'] or ''})
         elif error:
-            text = error['text'] or ''
-            frame = PYTHON_FRAME.match(text)        # a SyntaxError's place, at collection
-            if frame:
-                current['frames'].append({'file': frame['file'], 'line': int(frame['line']),
-                                          'name': frame['name'] or ''})
-            margin = current.setdefault('margin', len(text) - len(text.lstrip()))
-            if len(current['message']) < TRACE_MESSAGE_LIMIT:
-                current['message'] += ('\n' if current['message'] else '') + \
-                    text[min(margin, len(text) - len(text.lstrip())):].rstrip()
+            self.pytest_error(error['text'] or '')
         elif raw.strip() in PYTHON_CHAIN:           # the test's next exception
             current['then'] = raw.strip()
-            self.start('python', current['block'].rsplit(' ', 1)[0]
-                       if current['block'].rsplit(' ', 1)[-1].isdigit() else current['block'])
+            self.start_test(current['test'])
         else:               # before its first frame: what it says (ImportError while ...)
             return bool(PYTEST_SHOWN.match(raw)) or not current['frames'] and \
                 not OTHER_TRACE_START.match(raw)
         return True
+
+    def start_test(self, label):
+        """Open a block of a pytest report (one test's, or its chained exception's)."""
+        self.start('python', label)
+        self.current['test'] = label
+
+    def pytest_error(self, text):
+        """One 'E' line of a pytest report: its message, indented as pytest indents it
+        (its first line's margin taken off); a SyntaxError's File line is a frame."""
+        current = self.current
+        frame = PYTHON_FRAME.match(text)            # a SyntaxError at collection
+        if frame:
+            current['frames'].append({'file': frame['file'], 'line': int(frame['line']),
+                                      'name': frame['name'] or ''})
+        margin = current.setdefault('margin', len(text) - len(text.lstrip()))
+        if len(current['message']) < TRACE_MESSAGE_LIMIT:
+            current['message'] += ('\n' if current['message'] else '') + \
+                text[min(margin, len(text) - len(text.lstrip())):].rstrip()
 
     def python_line(self, line):
         stripped = line.strip()
@@ -7316,9 +7327,10 @@ class TraceReader:
         if not stripped or OTHER_TRACE_START.match(line):     # the message has ended
             self.current['message_open'] = not self.current['message']
             return False
-        message = self.current['message']       # once begun, it may hold indented lines
+        message = self.current['message']       # once begun, it may hold indented lines,
+        indented = line.startswith((' ', '\t'))  # but not another language's frames
         if self.current.get('message_open', True) and not LOG_RECORD.match(stripped) \
-                and (message or not line.startswith((' ', '\t'))):
+                and (message and not stripped.startswith('at ') or not indented):
             if len(message) < TRACE_MESSAGE_LIMIT:                    # a log after it
                 self.current['message'] = (message + '\n' + line.rstrip()).strip()
             return True
@@ -7347,10 +7359,10 @@ class TraceReader:
         return False
 
     def go_line(self, raw):
-        header = GO_HEADER.match(raw) or GO_HTTP_PANIC.match(raw)
-        if header:
-            self.start('go', 'panic', header['message'])
-            self.current['message_open'] = header.re is GO_HEADER
+        header, logged = GO_HEADER.match(raw), GO_HTTP_PANIC.match(raw)
+        if header or logged:
+            self.start('go', 'panic', (header or logged)['message'])
+            self.current['message_open'] = bool(header)     # logged: one line
             return True
         if self.in_block('go') and self.current.get('message_open'):
             if raw.strip() and not GO_GOROUTINE.match(raw):     # a message of lines, or
@@ -7673,9 +7685,9 @@ def frame_candidates(index, path, by_name=None, places=()):
     by suffix), the files in path order; (0, [], False) when none may.  A path inside
     the root, also through a link to it, names its own file, or none unless it is an
     installed copy; so does a path under a place the trace shows its machine had the
-    root at (trace_places), if it names an indexed file.  Any other
-    (another machine's, an installed copy's, a relative
-    one, Java's package/File.java) is matched by its longest suffix of whole parts, and
+    root at (trace_places), if it names an indexed file.  Any other (another machine's,
+    an installed copy's, a relative one, Java's package/File.java) is matched by its
+    longest suffix of whole parts, and
     only when that is two parts or more, or the whole indexed path and the frame's file
     does not exist on this machine (a standard library's json/__init__.py is not the
     root's __init__.py), or the frame gives a bare file name one indexed file has.  A
@@ -7684,6 +7696,8 @@ def frame_candidates(index, path, by_name=None, places=()):
     net/http/server.go is not the root's internal/http/server.go.  Of equally long
     matches, the root's own file of that relative path comes first."""
     root, parts = index['root'], path_parts(path)
+    if '\0' in path:                    # no file has such a name
+        return 0, [], False
     if os.path.isabs(path):
         for absolute in (os.path.normpath(path), os.path.realpath(path)):
             if inside_folder(absolute, root):
@@ -7811,11 +7825,11 @@ def explain_frame(repos, frame, by_name, places):
 def frame_files(repos, path, by_name, places):
     """(how many parts match, [(repo, indexed file)], whether by suffix while the trace
     shows places: see trace_places) of the longest match of a frame's path."""
-    found = [(frame_candidates(repo.index, path, names, place), repo, place)
-             for repo, names, place in zip(repos, by_name, places)]
+    found = [(frame_candidates(repo.index, path, names, repo_places), repo, repo_places)
+             for repo, names, repo_places in zip(repos, by_name, places)]
     best = max((size for (size, _, _), _, _ in found), default=0)
-    chosen = [(repo, relative, suffix and bool(place))
-              for (size, files, suffix), repo, place in found if size == best
+    chosen = [(repo, relative, suffix and bool(repo_places))
+              for (size, files, suffix), repo, repo_places in found if size == best
               for relative in files]
     return best, [(repo, relative) for repo, relative, _ in chosen], \
         any(unplaced for _, _, unplaced in chosen)
@@ -8310,7 +8324,8 @@ def format_hits(hits, with_repo=False):
     if not hits:
         return NOT_FOUND_MESSAGE
     return '\n'.join(hit_header(hit, with_repo) + '\n' + format_explain(hit.get('explain')) +
-                     (hit['text'] or LINES_GONE * bool(hit.get('stale'))) for hit in hits)
+                     (hit['text'] or (LINES_GONE if hit.get('stale') else ''))
+                     for hit in hits)
 
 
 def format_explain(explained):
@@ -8404,7 +8419,8 @@ def format_frame(frame, full, with_repo=False):
     """The lines of one frame: where it is as printed, then the code there."""
     if frame['language'] == 'python':
         where = f"  File {frame['file']}, line {frame['line']}" + (
-            f", in {frame['name']}" if frame['name'] else '')    # a SyntaxError's has none
+            f", in {frame['name']}" if frame['name'] else '')    # a SyntaxError's and pytest
+                                                                  # --tb=long's have none
     else:
         line = f":{frame['line']}" if frame['line'] else ''
         where = f"  at {frame['name'] or '<anonymous>'} ({frame['file']}{line})"
@@ -8446,7 +8462,7 @@ def trace_window(chunk, line):
     for a frame without a line (Unknown Source), the definition's first lines."""
     lines = chunk['text'].split('\n')
     first = max(chunk['start'], line - TRACE_CONTEXT) if line > 0 else chunk['start']
-    last = min(chunk['end'], (line if line > 0 else first + TRACE_CONTEXT) + TRACE_CONTEXT)
+    last = min(chunk['end'], line + TRACE_CONTEXT if line > 0 else first + 2 * TRACE_CONTEXT)
     name = chunk['symbol'].rpartition('.')[2]
     header = next((number for number, text in enumerate(lines, chunk['start'])
                    if name in text), chunk['start'])

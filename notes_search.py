@@ -97,7 +97,7 @@ TEXT_BUCKETS = 256          # stored note texts live in this many compressed str
 TEXT_COMPRESSION = 1        # zlib level: fast, and a hit decompresses little
 LOCK_TIMEOUT_SECONDS = 60.0
 WRITE_PIECE = 1 << 20       # an index is written in pieces of this many characters
-RACY_MTIME_NS = 2 * 10 ** 9  # files modified this close to an index run are re-hashed
+RACY_MTIME_NS = 2 * 10 ** 9  # files changed this close to an index run are re-hashed
 PROGRESS_INTERVAL = 0.2     # seconds between updates of the progress line
 WORKER_WATCH_SECONDS = 0.5  # how often a worker process checks that its parent lives
 SERVE_HOST, SERVE_PORT = '127.0.0.1', 8766   # serve: where it listens by default
@@ -1162,7 +1162,7 @@ def empty_index(root):
 def update_index(root, old, options, report=None):
     """Bring an index up to date with the notes under root; returns (index, stats).
 
-    A note whose size and mtime (fast path) or SHA-256 match keeps its record; others
+    A note whose stat (fast path, see unchanged) or SHA-256 matches keeps its record; others
     are read again.  Postings and texts of removed records are dropped, those of new
     records added.
     """
@@ -1579,7 +1579,7 @@ def index_problem(index, deep=True):
         if not all(type(record.get('size')) is type(record.get('mtime_ns')) is int
                    and type(record.get('ctime_ns', 0)) is int
                    and type(record.get('sha256')) is str for record in records):
-            return 'damaged index: a file record without its size, mtime or SHA-256'
+            return 'damaged index: a file record without its size, times or SHA-256'
         if len(fids) != len(records) or {type(fid) for fid in fids} - {int} \
                 or index['chunk_count'] != sum(record['count'] for record in records) \
                 or index['word_count'] != sum(record['words'] for record in records):

@@ -404,6 +404,35 @@ class TraceTrapTests(unittest.TestCase):
                            [('/app/src/syntax.js', 3), ('node:internal/vm', 76)]),
                           ('oops', [('C:/app/src/str.js', 2)])])
 
+    def test_lines_other_formats_own_stay_theirs(self):
+        # .NET's '--- End of stack trace ... ---' is no pytest section; a Java trace under
+        # a Python one (PySpark's py4j) keeps its frames; pytest's Windows paths and -l
+        # locals; a NUL in a path is no error.
+        dotnet = (TRACES / 'dotnet' / 'handmade.txt').read_text(encoding='utf-8')
+        self.assertEqual([len(b['frames']) for b in self.parse(dotnet)], [3])
+        blocks = self.parse('''\
+            Traceback (most recent call last):
+              File "/app/job.py", line 9, in <module>
+                df.collect()
+            py4j.protocol.Py4JJavaError: An error occurred while calling o42.collect.
+            : java.lang.RuntimeException: boom
+            \tat com.acme.App.run(App.java:10)
+            \tat com.acme.App.main(App.java:4)
+            ''')
+        self.assertEqual([(b['language'], len(b['frames'])) for b in blocks],
+                         [('python', 1), ('java', 2)])
+        blocks = self.parse('''\
+            ________________________________ test_checkout _________________________________
+            name       = 'pear'
+            C:\\Users\\dev\\shop\\src\\shop\\cart.py:12: in total
+                return PRICES[name]
+            E   KeyError: 'pear'
+            ''')
+        self.assertEqual([(b['block'], [f['file'] for f in b['frames']], b['message'])
+                          for b in blocks],
+                         [('pytest test_checkout', ['C:\\Users\\dev\\shop\\src\\shop\\cart.py'],
+                           "KeyError: 'pear'")])
+
     def test_text_without_a_trace(self):
         self.assertEqual(code_search.parse_traces('all good\nnothing to see\n'), [])
 
@@ -818,6 +847,7 @@ class FrameMatchingTests(TempDirCase):
         self.assertEqual(match(index, 'models.py'), 'pkg/models.py')
         self.assertEqual(match(index, '/from/another/machine/util.py'), 'util.py')
         self.assertIsNone(match(index, os.path.join(os.path.dirname(os.__file__), 'os.py')))
+        self.assertIsNone(match(index, '/elsewhere/pkg/mo\0dels.py'))     # no file's name
 
 
 if __name__ == '__main__':
