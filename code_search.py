@@ -7695,22 +7695,23 @@ def frame_candidates(index, path, by_name=None, places=()):
     indexed one, unless it is a copy of the same size (an installed package): Go's
     net/http/server.go is not the root's internal/http/server.go.  Of equally long
     matches, the root's own file of that relative path comes first."""
-    root, parts = index['root'], path_parts(path)
     if '\0' in path:                    # no file has such a name
         return 0, [], False
+    root, parts = index['root'], path_parts(path)
+    installed = installed_below(parts)
     if os.path.isabs(path):
         for absolute in (os.path.normpath(path), os.path.realpath(path)):
             if inside_folder(absolute, root):
                 relative = os.path.relpath(absolute, root).replace(os.sep, '/')
                 if relative in index['files']:
                     return len(parts), [relative], False
-                if not installed_below(parts):      # .tox/.../site-packages/: a copy
+                if not installed:                   # .tox/.../site-packages/: a copy
                     return 0, [], False
     if not parts:
         return 0, [], False
     found = [relative for place in places if place[0] == path_is_absolute(path)
              for relative in [place_relative(place, parts)] if relative in index['files']]
-    if found and not installed_below(parts):
+    if found and not installed:
         return len(parts), [min(found, key=len)], False
     named = (by_name if by_name is not None else frame_paths(index)).get(parts[-1], [])
     exists_elsewhere = bool(named) and os.path.isabs(path) and os.path.exists(path)
@@ -7762,9 +7763,13 @@ def trace_places(index, frames, by_name):
 def frame_function_at(index, relative, frame):
     """Whether an indexed file's definition at a frame's line is the frame's function."""
     wanted = frame_function(frame['name']).lower()
-    chunk = locate(index, relative, frame['line'], wanted) if wanted and frame['line'] > 0 \
-        else None
-    return bool(chunk) and chunk['symbol'].rpartition('.')[2].lower() == wanted
+    return bool(wanted) and frame['line'] > 0 and \
+        is_named(locate(index, relative, frame['line'], wanted), wanted)
+
+
+def is_named(chunk, wanted):
+    """Whether a located chunk (or None) is the function a frame names (lowercased)."""
+    return chunk is not None and chunk['symbol'].rpartition('.')[2].lower() == wanted
 
 
 def path_is_absolute(path):
@@ -7876,8 +7881,7 @@ def locate_frame(repos, frame, by_name, places):
     wanted = frame_function(frame['name']).lower()
     located = [(repo, relative, locate(repo.index, relative, frame['line'], wanted))
                for repo, relative in candidates]
-    named = [place for place in located if place[2] is not None and
-             place[2]['symbol'].rpartition('.')[2].lower() == wanted]
+    named = [place for place in located if is_named(place[2], wanted)]
     if guessed and not (named or ANONYMOUS_FRAME.search(frame['name']) and
                         any(place[2] for place in located)):
         return dict(frame, repo=None, path=None, inside_root=False)
