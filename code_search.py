@@ -7267,8 +7267,7 @@ class TraceReader:
             return False
         where, error = PYTEST_WHERE.match(raw), PYTEST_ERROR.match(raw)
         if where:
-            current['frames'].append({'file': where['file'], 'line': int(where['line']),
-                                      'name': where['name'] or ''})
+            self.frame('python', where['file'], where['line'], where['name'] or '')
         elif error:
             self.pytest_error(error['text'] or '')
         elif raw.strip() in PYTHON_CHAIN:           # the test's next exception
@@ -7290,8 +7289,7 @@ class TraceReader:
         current = self.current
         frame = PYTHON_FRAME.match(text)            # a SyntaxError at collection
         if frame:
-            current['frames'].append({'file': frame['file'], 'line': int(frame['line']),
-                                      'name': frame['name'] or ''})
+            self.frame('python', frame['file'], frame['line'], frame['name'] or '')
         margin = current.setdefault('margin', len(text) - len(text.lstrip()))
         if len(current['message']) < TRACE_MESSAGE_LIMIT:
             current['message'] += ('\n' if current['message'] else '') + \
