@@ -7137,7 +7137,10 @@ PYTEST_WHERE = re.compile(r'^(?P<file>(?:[A-Za-z]:)?[^\s:<][^:]*?\.py|<[^>]+>):(
                           # path:7: in total
                           r'(?:in (?P<name>\S+)|[\w.]+)?$')               # path:5: KeyError
 PYTEST_ERROR = re.compile(r'^E(?: (?P<text>.*))?$')                     # E       KeyError: 'x'
+PYTEST_LINE = re.compile(r'^(?P<file>(?:[A-Za-z]:)?[^\s:<][^:]*?\.py):(?P<line>\d+): '
+                         r'(?P<message>\S.*)$')   # --tb=line: path:13: LookupError: no price
 PYTEST_SECTION = re.compile(r'^[=-]{3,} .* [=-]{3,}$')   # ==== short test summary info ====
+PYTEST_FAILURES = re.compile(r'^=+ (?:FAILURES|ERRORS) =+$')   # where its report begins
 PYTEST_SHOWN = re.compile(r'^(?:\s|>|_ _ |[\w.]+ += |$)')   # its code, '_ _ _', locals (-l)
 GO_HEADER = re.compile(r'^(?P<message>(?:panic|fatal error): .*)$')
 GO_HTTP_PANIC = re.compile(r'^(?:\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? )?'   # log's time
@@ -7253,15 +7256,24 @@ class TraceReader:
     def pytest_line(self, raw):
         """pytest's report of a failed test (--tb=long, short): a '____ test ____' line,
         then code, 'path:line:' where each frame is and 'E   ' lines of the error, up to
-        the next such line or a '==== section ===='.  Python's own traceback in it
+        the next such line or a '==== section ===='.  With --tb=line a test is one line,
+        'path:line: message', a block of one frame.  Python's own traceback in it
         (--tb=native, an exception group, a doctest's) is left to python_line."""
         header = PYTEST_HEADER.match(raw)
-        if header or self.in_pytest and PYTEST_SECTION.match(raw):
+        if header or (self.in_pytest or PYTEST_FAILURES.match(raw)) and \
+                PYTEST_SECTION.match(raw):
             self.current, self.in_pytest = None, True   # ends any block: a captured log's too
             if header:
                 self.start_test(f"pytest {header['test']}")
             return True
         current = self.current
+        located = self.in_pytest and (current is None or 'test' not in current) and \
+            PYTEST_LINE.match(raw)
+        if located:
+            self.start('python', 'pytest', located['message'])
+            self.frame('python', located['file'], located['line'], '')
+            self.current = None
+            return True
         if current is None or 'test' not in current or PYTHON_FRAME.match(raw) \
                 or 'Traceback (most recent call last)' in raw or raw.lstrip()[:1] in '+|':
             return False
@@ -8398,7 +8410,7 @@ def format_traceback(explained, full=False, with_repo=False):
     the block's message."""
     out = []
     for block in explained:
-        if block['language'] == 'python' and block['block'].startswith('pytest '):
+        if block['language'] == 'python' and block['block'].partition(' ')[0] == 'pytest':
             out.append(f"{block['block']}:")
         elif block['language'] == 'python':
             if block['frames']:     # a group's exception without a traceback has none

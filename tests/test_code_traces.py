@@ -767,6 +767,29 @@ class FrameMatchingTests(TempDirCase):
         self.assertTrue(text.startswith('pytest test_checkout:\n  File src/shop/cart.py, line 10, '
                                         'in checkout\n'), text)
 
+    def test_pytest_report_of_one_line_per_test(self):
+        """--tb=line: each test's 'path:13: message' line is a block of one frame, found
+        on this machine though pytest ran the project in another folder; the captured
+        log's traceback before it is a block of its own."""
+        out = program_index(self, 'pytest')
+        traced = json.loads(cli('trace', TRACES / 'pytest' / 'report_line.txt', '--index', out,
+                                '--json').stdout)
+        inner = [('src/shop/cart.py', 10, 'checkout'), ('src/shop/cart.py', 10, 'checkout'),
+                 ('src/shop/cart.py', 5, 'price_of')]
+        self.assertEqual(
+            [(b['block'], [(f['path'], f['line'], f['chunk']['symbol']) for f in b['frames']],
+              b['message']) for b in traced['exceptions']],
+            [('exception', inner, "KeyError: 'pear'"),
+             ('pytest', [('src/shop/cart.py', 13, 'checkout')], "LookupError: no price for 'pear'"),
+             ('exception 2', inner, "KeyError: 'kiwi'"),
+             ('pytest 2', [('src/shop/cart.py', 13, 'checkout')],
+              "LookupError: no price for 'kiwi'")])
+        text = cli('trace', TRACES / 'pytest' / 'report_line.txt', '--index', out).stdout
+        self.assertIn("\npytest:\n  File /tmp/s53/pyt/src/shop/cart.py, line 13\n", text)
+        outside = 'src/shop/cart.py:13: LookupError: no price\n'    # no report: a log's line
+        self.assertEqual(json.loads(cli('trace', '-', '--index', out, '--json',
+                                        input=outside).stdout)['exceptions'], [])
+
     def check_pytest_report(self, out, report):
         """A chained exception, a captured log's traceback and a test id too long for
         pytest's underscores, read from one report."""
