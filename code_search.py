@@ -329,7 +329,7 @@ def read_small_text(path, limit=1024 * 1024):
 
 def walk_tree(root, options):
     """Yield a Listed record for every file to index under root and every path left
-    out, in sorted order.  Never follows symbolic links and opens nothing but folders,
+    out, folder by folder, each sorted.  Never follows symbolic links and opens nothing but folders,
     ignore files and the first bytes of .json files (an index of either tool is left out:
     its postings would answer questions)."""
     exclude = {os.path.normcase(os.path.realpath(p)) for p in options.exclude}
@@ -441,7 +441,7 @@ def list_tree(root, options):
             found[item.relative] = item.path
         elif not item.quiet:
             skipped.append(skip_record(item.relative, item.reason))
-    return found, skipped
+    return dict(sorted(found.items())), skipped     # by path, as an index numbers them
 
 
 def too_large(size, limit):

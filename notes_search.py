@@ -190,8 +190,8 @@ def skip_record(relative, reason, line=0):
 
 
 def walk_tree(root, options):
-    """Yield a Listed record for every note under root and every path left out, in
-    sorted order.  Never follows symbolic links and opens nothing but folders here."""
+    """Yield a Listed record for every note under root and every path left out, folder
+    by folder, each sorted.  Never follows symbolic links and opens nothing but folders here."""
     exclude = {os.path.normcase(os.path.realpath(p)) for p in options.exclude}
     pending = [(str(root), '')]
     while pending:
@@ -276,7 +276,7 @@ def list_tree(root, options):
             found[item.relative] = item.path
         elif not item.quiet:
             skipped.append(skip_record(item.relative, item.reason))
-    return found, skipped
+    return dict(sorted(found.items())), skipped     # by path, as an index numbers them
 
 
 def too_large(size, limit):

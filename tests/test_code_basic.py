@@ -775,6 +775,23 @@ class TutorialCommandTests(unittest.TestCase):
         self.assertEqual((result.returncode, result.stdout, result.stderr),
                          (0, TUTORIAL_HIT, ''))
 
+    def test_one_shot_numbers_chunks_as_an_index_does(self):
+        """Ids number the chunks in path order, so a subfolder's file (a/b/x.py) comes
+        before a later file of its parent (a/c.py) in a one-shot run as in an index."""
+        with tempfile.TemporaryDirectory() as folder:
+            root = Path(folder) / 'root'
+            for name in ('a/c.py', 'a/b/x.py', 'a/a.py'):
+                write(root / name, f'def widget_{name[-4]}():\n    return 1\n')
+            one_shot = run_cli(root, 'widget', '--top-k', '5', '--json')
+            run_cli('index', root, '--out', Path(folder) / 'i.json')
+            searched = run_cli('search', 'widget', '--index', Path(folder) / 'i.json',
+                               '--top-k', '5', '--json')
+            hits = [sorted((hit['id'], hit['path']) for hit in json.loads(result.stdout)
+                           ['results']) for result in (one_shot, searched)]
+            self.assertEqual(hits[0], [('code-1', 'a/a.py'), ('code-2', 'a/b/x.py'),
+                                       ('code-3', 'a/c.py')])
+            self.assertEqual(hits[0], hits[1])
+
     def test_spaceship(self):
         result = run_cli('demo', 'spaceship', cwd=ROOT)
         self.assertEqual((result.returncode, result.stdout, result.stderr),
