@@ -8439,8 +8439,10 @@ def format_frame(frame, full, with_repo=False):
         line = f":{frame['line']}" if frame['line'] else ''
         where = f"  at {frame['name'] or '<anonymous>'} ({frame['file']}{line})"
     if not frame['inside_root']:
+        if not frame.get('left_out'):
+            return [where + '  (outside the root)']
         return [where + ('  (in the root, not indexed: ls --all says why)'
-                         if frame.get('left_out') else '  (outside the root)')]
+                         if os.path.lexists(frame['file']) else '  (in the root, no such file)')]
     chunk = frame['chunk']
     path = f"{frame['repo']}:{frame['path']}" if with_repo else frame['path']
     if frame.get('gone'):
@@ -10027,7 +10029,7 @@ def run_symbol(args):
             f' ({windowed} file(s) read in line windows have none known; grep may find it)'
             if windowed else ''))
     else:
-        print('\n'.join(hit_header(m, len(repos) > 1) + '\n' + m['text'] for m in matches))
+        print(format_hits(matches, len(repos) > 1))
     return 0
 
 

@@ -352,10 +352,12 @@ class AtCommandTests(unittest.TestCase):
                                                 input=trace).stdout)
                     self.assertEqual(found['exceptions'][0]['frames'][0].get('gone', False),
                                      change == 'went')
-                    searched = run_tool('search', 'total with tax', '--index', index).stdout
-                    self.assertIn('  [stale: file changed since indexing; run index again]\n'
-                                  '(the file has no such lines now, or cannot be read: run '
-                                  'index again)\n', searched)
+                    for look_up in (('search', 'total with tax'),
+                                    ('symbol', 'Invoice.total_with_tax')):
+                        said = run_tool(*look_up, '--index', index).stdout
+                        self.assertIn('  [stale: file changed since indexing; run index '
+                                      'again]\n(the file has no such lines now, or cannot be '
+                                      'read: run index again)\n', said)
 
     def test_module_level_code_is_a_module_chunk(self):
         result = self.at('billing/invoice.py:1', '--json')

@@ -523,6 +523,10 @@ class FrameMatchingTests(TempDirCase):
                           for f in traced['exceptions'][0]['frames']][:3],
                          [('main.py', True, False), ('main.py', True, False),
                           ('shop.py', False, True)])
+        (root / '.venv' / 'lib' / 'shop.py').unlink()      # a file the root has not now
+        lines = cli('trace', '-', '--index', out, input=run.stderr).stdout.splitlines()
+        shop = next(line for line in lines if 'shop.py' in line)
+        self.assertTrue(shop.endswith('(in the root, no such file)'), shop)
 
     def test_a_recursion_keeps_the_count_of_its_repeated_frames(self):
         write(self.tmp / 'rec' / 'deep.py', 'def down(n):\n    return down(n + 1)\n\n\ndown(0)\n')
