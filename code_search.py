@@ -8217,7 +8217,16 @@ def resolve_file_set_path(files, path):
 def list_folder(files, path='', depth=1, everything=False):
     """{'path', 'entries': [{'path', 'type', 'language', 'files', 'chunks'}]} of the
     folders and files under a folder of the set, depth levels down; with everything,
-    also the files and folders left out, each with its 'reason'."""
+    also the files and folders left out, each with its 'reason'.  A file's listing is
+    its own entry, as `ls FILE` has it."""
+    named = '/'.join(parts_inside(files.root, path))
+    if named in files.files:
+        return {'path': named, 'entries': [file_entry(named, files.files[named])]}
+    if everything and named:
+        alone = [item for item in left_out_under(files, named.rpartition('/')[0])
+                 if item['path'] == named]
+        if alone:
+            return {'path': named, 'entries': alone}
     folder = resolve_folder(files, path, everything)
     prefix = folder + '/' if folder else ''
     entries = {}
@@ -8228,9 +8237,7 @@ def list_folder(files, path='', depth=1, everything=False):
         for level in range(1, min(len(parts), depth) + 1):
             name = prefix + '/'.join(parts[:level])
             if level == len(parts):
-                entries[name] = {'path': name, 'type': 'file',
-                                 'language': record.get('language', 'python'),
-                                 'chunks': record.get('count', 0)}
+                entries[name] = file_entry(name, record)
             else:
                 entry = entries.setdefault(name, {'path': name + '/', 'type': 'folder',
                                                   'files': 0, 'chunks': 0})
@@ -8249,6 +8256,12 @@ def list_folder(files, path='', depth=1, everything=False):
             raise LookupError(f'not a folder that holds indexed or left-out files: {path} '
                               f'(ls --all on the folder above it says why)')
     return {'path': prefix or './', 'entries': [entries[name] for name in sorted(entries)]}
+
+
+def file_entry(relative, record):
+    """ls's entry of one indexed file."""
+    return {'path': relative, 'type': 'file', 'language': record.get('language', 'python'),
+            'chunks': record.get('count', 0)}
 
 
 def parts_inside(root, path):
@@ -8290,7 +8303,7 @@ def resolve_folder(files, path, everything=False):
     folder = '/'.join(parts_inside(files.root, path))
     if folder and not everything \
             and not any(relative.startswith(folder + '/') for relative in files.files):
-        raise LookupError(f'not a folder that holds indexed files: {path}')
+        raise LookupError(f'not a file or a folder that holds indexed files: {path}')
     return folder
 
 
@@ -8561,14 +8574,15 @@ def format_listing(listing):
 
 def format_outline(found, with_repo=False):
     """An outline for people: each file with its language, then its definitions with
-    their lines, members indented under the definitions that hold them."""
+    their lines, members indented under the definitions that hold them (line windows,
+    which overlap, hold none)."""
     out = []
     for file in found['files']:
         path = f"{file['repo']}:{file['path']}" if with_repo else file['path']
         out.append(f"{path} ({file['language']})")
         open_ends = []
         for chunk in file['chunks']:
-            while open_ends and open_ends[-1] < chunk['start']:
+            while open_ends and open_ends[-1] < chunk['end']:
                 open_ends.pop()
             out.append(f"{'  ' * (len(open_ends) + 1)}{chunk['start']}-{chunk['end']} "
                        f"{chunk['kind']} {chunk['symbol']}")
@@ -8796,7 +8810,7 @@ MCP_TOOLS = {
     'list_files': ('The indexed folders and files under a folder, with each file\'s language '
                    'and chunks and each folder\'s files.', {
         'path': {'type': 'string', 'description': 'a folder relative to the root (default: '
-                 'the root)'},
+                 'the root), or one file'},
         'depth': integer_schema('levels to list (default 1)', 1, 20), **BUDGET}, []),
     'index_status': ('What the index holds: root, files, chunks, skipped, when.',
                      {'repo': BUDGET['repo']}, []),
@@ -9719,7 +9733,8 @@ def build_parser():
     read.add_argument('location', metavar='PATH[:START[-END]]')
     read.add_argument('root', nargs='?', help='read from this folder, not an index')
     ls = command('ls', 'list the indexed folders and files')
-    ls.add_argument('path', nargs='?', default='', help='a folder (default: the root)')
+    ls.add_argument('path', nargs='?', default='', help='a folder (default: the root), '
+                    'or one file')
     ls.add_argument('--depth', type=positive_int, default=1, metavar='N',
                     help='levels to list')
     ls.add_argument('--all', action='store_true',

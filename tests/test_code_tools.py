@@ -377,6 +377,31 @@ class LsTests(TempDirCase):
         text = cli('ls', '--index', self.index).stdout
         self.assertRegex(text, r'(?m)^web/\s+2 files, \d+ chunks$')
 
+    def test_a_file_is_listed_as_its_own_entry(self):
+        found = json.loads(cli('ls', 'app/billing.py', '--index', self.index, '--json').stdout)
+        self.assertEqual((found['path'], found['entries']),
+                         ('app/billing.py', [{'path': 'app/billing.py', 'type': 'file',
+                                              'language': 'python', 'chunks': 4}]))
+        self.assertEqual(cli('ls', 'debug.log', '--all', '--index', self.index).stdout,
+                         'debug.log  [ignored by .gitignore/.ignore]\n')
+        refused = cli('ls', 'debug.log', '--index', self.index)
+        self.assertEqual(refused.returncode, 2)
+        self.assertIn('not a file or a folder that holds indexed files: debug.log',
+                      refused.stderr)
+
+    def test_outline_indents_members_and_not_overlapping_windows(self):
+        write(self.root / 'docs' / 'long.txt', ''.join(f'line {n}\n' for n in range(1, 131)))
+        cli('index', self.root, '--out', self.index)
+        text = cli('outline', 'app/billing.py', 'docs/long.txt', '--index', self.index).stdout
+        self.assertEqual(text, 'app/billing.py (python)\n'
+                               '  4-12 class Invoice\n'
+                               '    7-9 method Invoice.total_with_tax\n'
+                               '    11-12 method Invoice.tax\n'
+                               'docs/long.txt (text)\n'
+                               '  1-60 window docs/long.txt:L1-60\n'
+                               '  51-110 window docs/long.txt:L51-110\n'
+                               '  101-130 window docs/long.txt:L101-130\n')
+
     def test_columns_line_up_with_wide_and_escaped_names(self):
         write(self.root / '한글' / '메모.py', 'def memo():\n    pass\n')
         write(self.root / 'bell\x07.py', 'def ring():\n    pass\n')
@@ -425,7 +450,9 @@ class LsTests(TempDirCase):
         self.assertEqual(cli('ls', 'newdir', '--index', self.index).returncode, 2)
         write(self.root / 'build' / 'gen' / 'out.py', 'X = 1\n')         # build/ is ignored
         os.symlink(self.tmp, self.root / 'outlink')
-        for path in ('build/gen', 'outlink', 'outlink/repo', 'nothing-here'):
+        self.assertEqual(cli('ls', 'outlink', '--all', '--index', self.index).stdout,
+                         'outlink  [skipped: symbolic link (not followed)]\n')   # as a file
+        for path in ('build/gen', 'outlink/repo', 'nothing-here'):
             with self.subTest(path=path):
                 refused = cli('ls', path, '--all', '--index', self.index)
                 self.assertEqual((refused.returncode, refused.stdout), (2, ''))
