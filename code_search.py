@@ -80,6 +80,8 @@ FORMAT_VERSION = 8          # layout of the index file (8: the counts compounds 
 PARSER_VERSION = 24         # how files become chunks; a change re-parses every file
 TOKENIZER_VERSION = 8       # how text becomes terms; a change re-parses every file
                             # (8: a dotted name is a term only as a question spells it)
+RUNNING_PYTHON = '.'.join(map(str, sys.version_info[:2]))   # ast reads its grammar only:
+                            # a Python file it cannot read is read again by another Python
 
 DEFAULT_INDEX = 'code_index.json'   # notes_search's is index.json: the two never collide
 DEFAULT_TOP_K = 2           # the tutorial's default
@@ -5034,12 +5036,13 @@ def with_compounds(terms, tables):
 #    "skipped": [{"path", "line", "reason"}],
 #    "walked_with": {the walk's choices: hidden, no_ignore, max_file_size},
 #    "files": {path: {"fid", "sha256", "size", "mtime_ns", "ctime_ns", "language", "note",
-#                     "count", "totals", "rows", "lengths"}},
+#                     "parsed_by", "count", "totals", "rows", "lengths"}},
 #    "postings": [POSTING_BUCKETS strings], "compounds": {part: "compound ..."},
 #    "compound_words": {"names": {term: uses}, "parts": {term: uses}},
 #    "compounds_mined_with": [the limits mine_compounds used], "checksum"}
 # "language" is the file's (python, java, ..., markdown, text), "note" why its
-# definitions could not be read ('' when they could).  "rows" holds a file's chunks as
+# definitions could not be read ('' when they could), and for a Python file "parsed_by"
+# the Python that could not (another reads it again: another_python_may_parse).  "rows" holds a file's chunks as
 # 'symbol kind start end exported receiver trait private', tab-separated, a line each
 # (exported is 1 when a Python module's __all__ lists the chunk's top-level name,
 # private when a Java, Kotlin or TypeScript declaration or its type says `private`, or
@@ -5326,9 +5329,17 @@ def index_one_file(job):
     except SkipFile as skip:
         return Parsed(job.relative, skip=skip_record(job.relative, skip.reason, skip.line))
     rows, lengths, segments = chunk_postings(read.chunks, job.fid)
+    unparsed = {'parsed_by': RUNNING_PYTHON} if read.note and read.language == 'python' else {}
     record = make_record(rows, lengths, job.fid, sha256=sha256, **stat_fields(info),
-                         language=read.language, note=read.note)
+                         language=read.language, note=read.note, **unparsed)
     return Parsed(job.relative, record, segments)
+
+
+def another_python_may_parse(record):
+    """Whether a Python file cut in windows because the Python that indexed it could not
+    read its definitions (newer syntax: type X = int) is read again by this one."""
+    return record.get('language') == 'python' and bool(record.get('note')) and \
+        record.get('parsed_by') != RUNNING_PYTHON
 
 
 def index_batch(jobs):
@@ -5421,7 +5432,8 @@ def update_index(root, old, options, report=None):
     current, refreshed, jobs = {}, 0, []
     for relative, path in found.items():
         record = previous.get(relative)
-        verdict = record and unchanged(path, record, options.max_file_size, trusted_before_ns)
+        verdict = record and not another_python_may_parse(record) and \
+            unchanged(path, record, options.max_file_size, trusted_before_ns)
         if verdict:
             current[relative] = record
             refreshed += verdict == 'touched'

@@ -1006,3 +1006,22 @@ class NeverExecutedTests(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class AnotherPythonTests(unittest.TestCase):
+    def test_a_file_one_python_could_not_parse_is_read_again_by_another(self):
+        """A Python file cut in windows records the Python that could not parse it; an
+        index run by another Python reads it again, and the same Python does not."""
+        with tempfile.TemporaryDirectory() as folder:
+            root = Path(folder)
+            write(root / 'broken.py', 'def f(:\n    pass\n')
+            write(root / 'ok.py', 'def g():\n    return 1\n')
+            options = code_search.IndexOptions(jobs=1)
+            with mock.patch.object(code_search, 'RUNNING_PYTHON', '3.8'):
+                index, _ = code_search.update_index(root, None, options)
+            self.assertEqual(index['files']['broken.py']['parsed_by'], '3.8')
+            self.assertNotIn('parsed_by', index['files']['ok.py'])
+            index, stats = code_search.update_index(root, index, options)
+            self.assertEqual((stats['updated'], index['files']['broken.py']['parsed_by']),
+                             (1, code_search.RUNNING_PYTHON))
+            self.assertEqual(code_search.update_index(root, index, options)[1]['updated'], 0)
