@@ -7109,10 +7109,21 @@ def with_text(index, hits):
 def resolve_indexed_path(index, path):
     """An indexed file's relative path from a relative or absolute path inside the root
     (see parts_inside)."""
-    candidate = '/'.join(parts_inside(index['root'], path))
+    candidate = spelled_as_indexed(index['files'], '/'.join(parts_inside(index['root'], path)))
     if candidate not in index['files']:
         raise LookupError(f'not an indexed file: {path}')
     return candidate
+
+
+def spelled_as_indexed(files, relative):
+    """A relative path as the files {relative: record} spell it: itself, or the one name
+    that is the same in Unicode's composed form (Hangul that macOS decomposed in a file
+    name, typed composed)."""
+    if relative in files or relative.isascii():
+        return relative
+    wanted = composed(relative)
+    same = [name for name in files if not name.isascii() and composed(name) == wanted]
+    return same[0] if len(same) == 1 else relative
 
 
 # --- Traces: stack traces of every language -> frames ------------------------------------
@@ -7724,7 +7735,8 @@ def frame_candidates(index, path, by_name=None, places=()):
     if os.path.isabs(path):
         for absolute in (os.path.normpath(path), os.path.realpath(path)):
             if inside_folder(absolute, root):
-                relative = os.path.relpath(absolute, root).replace(os.sep, '/')
+                relative = spelled_as_indexed(
+                    index['files'], os.path.relpath(absolute, root).replace(os.sep, '/'))
                 if relative in index['files']:
                     return len(parts), [relative], False
                 if not installed:                   # .tox/.../site-packages/: a copy
@@ -8214,9 +8226,8 @@ def resolve_file_set_path(files, path):
     """A file's relative path in the set, from a path relative to the root or absolute
     inside it; LookupError for anything else (outside the root, through a symbolic link
     out of it, ignored, not indexed)."""
-    parts = parts_inside(files.root, path)
-    relative = '/'.join(parts)
-    full = os.path.join(files.root, *parts)
+    relative = spelled_as_indexed(files.files, '/'.join(parts_inside(files.root, path)))
+    full = os.path.join(files.root, *relative.split('/'))
     real_root = os.path.realpath(files.root)
     if not inside_folder(os.path.realpath(full), real_root):
         raise LookupError(f'path leads outside the root through a symbolic link: {path}')
@@ -8231,7 +8242,7 @@ def list_folder(files, path='', depth=1, everything=False):
     folders and files under a folder of the set, depth levels down; with everything,
     also the files and folders left out, each with its 'reason'.  A file's listing is
     its own entry, as `ls FILE` has it."""
-    named = '/'.join(parts_inside(files.root, path))
+    named = spelled_as_indexed(files.files, '/'.join(parts_inside(files.root, path)))
     if named in files.files:
         return {'path': named, 'entries': [file_entry(named, files.files[named])]}
     if everything and named:

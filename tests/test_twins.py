@@ -38,8 +38,8 @@ def make_trees(base, code_files=8, notes=8):
               f'# Note {number}\n\nword{number} paragraph one\n\nword{number} paragraph two\n')
 
 
-def run(tool, *args, cwd=None):
-    return support.run_cli(TOOLS[tool][0], *args, cwd=cwd)
+def run(tool, *args, cwd=None, **kwargs):
+    return support.run_cli(TOOLS[tool][0], *args, cwd=cwd, **kwargs)
 
 
 class WorkerTests(unittest.TestCase):
@@ -415,7 +415,17 @@ class ComposedTextTests(TempDirCase):
                 found = json.loads(run(tool, 'search', '캐시 정리', '--index', f'{tool}.json',
                                        '--path', glob, '--json', cwd=self.tmp).stdout)
                 self.assertEqual([hit['path'] for hit in found['results']], [nfd(glob)])
-
+        for command in (('read', '캐시.py'), ('at', '캐시.py:2'), ('outline', '캐시.py'),
+                        ('ls', '캐시.py'), ('read', '캐시.py', 'code')):  # as typed: composed
+            with self.subTest(command=command):
+                looked = run('code', *command, *(('--index', 'code.json')
+                                                  if len(command) == 2 else ()), cwd=self.tmp)
+                self.assertEqual(looked.returncode, 0, looked.stderr)
+        trace = ('Traceback (most recent call last):\n'
+                 f'  File "{self.tmp / "code" / "캐시.py"}", line 2, in clean\nValueError: x\n')
+        traced = json.loads(run('code', 'trace', '-', '--index', 'code.json', '--json',
+                                input=trace, cwd=self.tmp).stdout)
+        self.assertEqual(traced['exceptions'][0]['frames'][0]['chunk']['symbol'], 'clean')
 
     def test_a_decomposed_tag_is_the_tag_typed(self):
         import unicodedata
