@@ -5783,7 +5783,11 @@ def previous_index(destination):
     try:
         return (load_index(destination), '') if head else (None, '')
     except IndexProblem as problem:
-        return None, f'{problem}; rebuilding it'
+        return None, f"{REBUILD_ADVICE.sub('', str(problem))}; rebuilding it"
+
+
+REBUILD_ADVICE = re.compile(r' \(rebuild it with: [^)]*\)|; rebuild it with: .*')   # the
+                            # advice an index problem gives, left out where index rebuilds
 
 
 def load_index(path, deep=True):
@@ -5861,8 +5865,10 @@ def index_problem(index, deep=True):
             return f'made by {tool}.py, not {TOOL}.py'
         return f'not a {TOOL} index (no "tool": "{TOOL}")'
     if index.get('format_version') != FORMAT_VERSION:
-        return (f'index format {index.get("format_version")!r} is not {FORMAT_VERSION}; '
-                f'rebuild it with: {program_name()} index ROOT')
+        version = index.get('format_version')
+        return (f'index format {version!r} is not {FORMAT_VERSION}' if version is not None
+                else 'the index has no format_version') + \
+            f'; rebuild it with: {program_name()} index ROOT'
     expected = {'root': str, 'files': dict, 'postings': list, 'compounds': dict,
                 'compound_words': dict, 'compounds_mined_with': list, 'skipped': list,
                 'next_fid': int, 'parser_version': int, 'tokenizer_version': int,

@@ -836,6 +836,7 @@ class BadIndexTests(HostileCase):
                                         'files': {}, 'skipped': []}).encode(),
             'no tool': changed(lambda i: i.pop('tool')),
             'wrong format version': changed(lambda i: i.__setitem__('format_version', 99)),
+            'no format version': changed(lambda i: i.pop('format_version')),
             'start after end': changed(set_chunk('start', 9)),
             'start zero': changed(set_chunk('start', 0)),
             'start is text': changed(set_chunk('start', 'one')),
@@ -883,7 +884,10 @@ class BadIndexTests(HostileCase):
                 if name == 'foreign tool':
                     self.assertIn('notes_search', result.stderr)
                 if name == 'wrong format version':
-                    self.assertIn('rebuild', result.stderr)
+                    self.assertIn(f'index format 99 is not {code_search.FORMAT_VERSION}; '
+                                  'rebuild', result.stderr)
+                if name == 'no format version':
+                    self.assertIn('the index has no format_version; rebuild', result.stderr)
                 if name in ('not json', 'invalid utf-8', 'deep json',    # index refuses them
                             'tool far from the start'):
                     self.assertIn('index will not overwrite it', result.stderr)

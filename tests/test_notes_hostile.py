@@ -595,6 +595,7 @@ class CorruptIndexTests(TempDirCase):
                 self.assertEqual(rebuilt.returncode, 0, rebuilt.stderr)
                 self.assertEqual(rebuilt.stdout, '갱신 파일: 2, 제거 파일: 0\n')
                 self.assertIn('rebuilding it', rebuilt.stderr)
+                self.assertNotIn('rebuild it with', rebuilt.stderr)     # it is rebuilding it
                 found = run_cli('search', 'cache', cwd=self.tmp)
                 self.assertTrue(found.stdout.startswith('[a.md:L3]'), found.stdout)
 
