@@ -45,6 +45,7 @@ import bisect
 import collections
 import contextlib
 import datetime
+import difflib
 import functools
 import gc
 import hashlib
@@ -10041,6 +10042,11 @@ def port_number(text):
 
 
 def run_one_shot(args):
+    meant = [] if os.path.exists(args.root) else \
+        difflib.get_close_matches(args.root, SUBCOMMANDS, 1)     # serach tax
+    if meant:
+        raise IndexProblem(f'root folder does not exist: {args.root} (the command '
+                           f'{meant[0]}?)')
     root = require_folder(args.root)
     started = time.monotonic()
     chunks, skipped = scan_tree(root)
@@ -10148,7 +10154,8 @@ def read_trace(name):
     except OSError as error:
         raise IndexProblem(f'cannot read trace {name}: {error.strerror}') from None
     if size > TRACE_LIMIT:
-        raise IndexProblem(f'trace {name} is larger than {TRACE_LIMIT} bytes')
+        what = 'on standard input' if name == '-' else name
+        raise IndexProblem(f'the trace {what} is larger than {TRACE_LIMIT} bytes')
     return b''.join(pieces).decode('utf-8', 'replace')
 
 

@@ -540,6 +540,13 @@ class TraceCommandTests(unittest.TestCase):
             self.assertEqual(result.returncode, 2, result.stderr)
             self.assertEqual(len(result.stderr.splitlines()), 1, result.stderr)
             self.assertIn(reason, result.stderr)
+        with open('/dev/zero', 'rb') as endless:
+            result = subprocess.run([sys.executable, str(TOOL), 'trace', '-', '--index',
+                                     str(self.index)], stdin=endless, capture_output=True,
+                                    text=True, timeout=TIMEOUT, env=ENV)
+        self.assertEqual((result.returncode, result.stderr.splitlines()[-1:]),
+                         (2, ['code_search.py: error: the trace on standard input is larger '
+                              f'than {code_search.TRACE_LIMIT} bytes']))
 
     def test_text_output_marks_each_frame_line_and_ends_with_message(self):
         for chain in ('cause', 'context'):

@@ -792,6 +792,15 @@ class TutorialCommandTests(unittest.TestCase):
                                        ('code-3', 'a/c.py')])
             self.assertEqual(hits[0], hits[1])
 
+    def test_a_misspelt_command_is_named_in_the_one_shot_error(self):
+        with tempfile.TemporaryDirectory() as folder:
+            result = run_cli('serach', 'tax', cwd=folder)
+            self.assertEqual((result.returncode, result.stderr),
+                             (2, 'code_search.py: error: root folder does not exist: serach '
+                                 '(the command search?)\n'))
+            self.assertTrue(run_cli('zzq', 'tax', cwd=folder).stderr.endswith(
+                'root folder does not exist: zzq\n'))
+
     def test_spaceship(self):
         result = run_cli('demo', 'spaceship', cwd=ROOT)
         self.assertEqual((result.returncode, result.stdout, result.stderr),
