@@ -6265,18 +6265,22 @@ def dotted_names(relative, symbol):
     """The dotted names that reach a definition: its module path and symbol, and each
     tail of that (urllib/parse.py urlsplit: urllib.parse.urlsplit, parse.urlsplit).
     Outside Python the folder alone names it too (net/http/server.go Server.Serve:
-    http.Server.Serve, as Go and Java packages are folders), src/ folders are left out
-    and mod.rs, lib.rs and index.ts name their folder (std/src/fs.rs: std.fs.read)."""
+    http.Server.Serve, as Go and Java packages are folders), and in Go only the folder
+    (its files are no modules: server.go's Serve is not http.server.Serve); src/ folders
+    are left out and mod.rs, lib.rs and index.ts name their folder (std/src/fs.rs:
+    std.fs.read)."""
     module, dot, suffix = relative.rpartition('.')
     parts = (module if dot and '/' not in suffix else relative).lower().split('/')
-    python = language_of(relative) == 'python'
+    language = language_of(relative)
+    python = language == 'python'
     if parts[-1] in (('__init__',) if python else ('mod', 'lib', 'index')):
         parts.pop()
     if not python:
         parts = [part for part in parts if part != 'src'] or parts
     symbols = symbol.split('.')
     names = set()
-    for full in ([parts + symbols] if python else [parts + symbols, parts[:-1] + symbols]):
+    for full in ([parts + symbols] if python else [parts[:-1] + symbols] if language == 'go'
+                 else [parts + symbols, parts[:-1] + symbols]):
         names.update('.'.join(full[start:]) for start in range(len(full) - 1))
     return names
 
@@ -7564,7 +7568,17 @@ def frame_function(name):
 
 SYMBOL_MATCHES = ('exact', 'suffix', 'case-insensitive', 'case-insensitive suffix',
                   'default export', 'qualified')
+TYPE_ARGUMENTS = re.compile(r'(?<=\w)<[^<>]*>')    # Vec<T, A>, innermost first
 GO_METHOD_SPELLING = re.compile(r'\(\*?([\w.]+)(?:\[[^\]]*\])?\)\.')   # (*List[T]).At: List.At
+
+
+def without_type_arguments(name):
+    """A name as printed without its type arguments: alloc::vec::Vec<T,A>::push is
+    alloc::vec::Vec::push, Map<K, List<V>>.get is Map.get."""
+    name, before = name.strip(), None
+    while name != before:
+        name, before = TYPE_ARGUMENTS.sub('', name), name
+    return name
 
 
 def find_symbol(index, name):
@@ -7573,7 +7587,7 @@ def find_symbol(index, name):
     it) and imported under its file's name (parseHeaders.js: parseHeaders), then by a
     name its package or module path qualifies (java.util.ArrayList.get).  A name may be
     spelled as its language prints it: Vec::push, List#add, Go's (*Pointer).Load."""
-    wanted = GO_METHOD_SPELLING.sub(r'\1.', dotted_question(name.strip()))
+    wanted = GO_METHOD_SPELLING.sub(r'\1.', dotted_question(without_type_arguments(name)))
     lowered = wanted.lower()
     ranked = []
     for relative, base in zip(index['order'], index['starts']):

@@ -113,11 +113,24 @@ class OracleTests(TempDirCase):
         spelled = {'(*List[T]).Push': ('traps.go', 'List.Push', 'exact'),   # as each prints it
                    'Point::fmt': ('traps.rs', 'Point.fmt', 'exact'),
                    'Traps#spawn': ('Traps.java', 'Traps.spawn', 'exact'),
-                   'traps.Traps.spawn': ('Traps.java', 'Traps.spawn', 'qualified')}
+                   'traps.Traps.spawn': ('Traps.java', 'Traps.spawn', 'qualified'),
+                   'Point<T>::fmt': ('traps.rs', 'Point.fmt', 'exact')}   # as a backtrace has
         for name, (path, found, match) in spelled.items():
             with self.subTest(name=name):
                 self.assertIn((path, found, match),
                               {(h['path'], h['symbol'], h['match']) for h in symbol(name)})
+
+    def test_a_go_method_named_with_its_package_is_not_the_package_function(self):
+        write(self.tmp / 'repo' / 'net' / 'http' / 'server.go',
+              'package http\n\ntype Server struct{}\n\nfunc (srv *Server) Serve() {}\n\n'
+              'func Serve() {}\n')
+        out = self.tmp / 'index.json'
+        cli('index', self.tmp / 'repo', '--out', out)
+        for name, found in (('net/http.(*Server).Serve', ['Server.Serve']),
+                            ('net/http.Serve', ['Serve']), ('http.Serve', ['Serve'])):
+            with self.subTest(name=name):
+                hits = json.loads(cli('symbol', name, '--index', out, '--json').stdout)
+                self.assertEqual([h['symbol'] for h in hits['results']], found)
 
     def test_a_type_with_methods_is_found_but_not_searched(self):
         shutil.copytree(FIXTURES, self.tmp / 'repo')
