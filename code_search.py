@@ -7197,6 +7197,8 @@ RUST_HASH = re.compile(r'::h[0-9a-f]{16}$|\[[0-9a-f]{16}\]')
 DOTNET_FRAME = re.compile(r'^\s*at (?P<name>[^(]+?) ?\((?P<args>[^)]*)\)(?: \[0x[0-9a-f]+\])?'
                           r'(?: in (?P<file>.+?):(?:line|Zeile|ligne|línea|riga|行) ?(?P<line>\d+))?\s*$')
 JVM = ('java', 'kotlin')
+QUOTED_FRAMES = (PYTHON_FRAME, JAVA_FRAME, NODE_FRAME, GO_WHERE, GO_GOROUTINE, RUST_HEADER,
+                 RUST_FRAME, RUST_FRAME_AT, DOTNET_FRAME)   # what makes a quote a trace
 LOG_PREFIX = re.compile(            # what a collector writes before every line it passes on
     r'^(?:[\w.-]+ *\| '                                          # docker compose: web-1  |
     r'|\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:?\d\d) (?:stdout|stderr) [FP] '  # kubernetes
@@ -7208,6 +7210,7 @@ TIME_PREFIX = re.compile(           # a logger's or a platform's, taken off when
     r'(?: [\w.-]+\[[\w.-]+\]:)?(?: +' + LOG_LEVEL + r'(?: \[[^\]]*\])?)?:? '  # app[web.1]: ERROR [main]
     r'|' + LOG_LEVEL + r': )')                                                  # INFO:
 QUOTE_MARGIN = re.compile(r'[ \t>]*')   # a trace indented as Markdown code, or quoted in mail
+QUOTED_LINE = re.compile(r'^[ \t]*>(?: |$)')   # one level of a mail's quote, or Markdown's
 LOG_RECORD = re.compile(r'(?:\d{4}-\d\d-\d\d|\[?\d\d:\d\d:\d\d|\[?(?:DEBUG|INFO|WARN|WARNING|ERROR|'
                         r'CRITICAL|FATAL)\b)')
 
@@ -7225,7 +7228,7 @@ def parse_traces(text):
     written = [line for line in lines if line.strip()]
     prefix = TIME_PREFIX if all(map(TIME_PREFIX.match, written)) \
         and not all(map(LOG_PREFIX.match, written)) else LOG_PREFIX
-    lines = [prefix.sub('', line, count=1) for line in lines]
+    lines = unquoted([prefix.sub('', line, count=1) for line in lines])
     margin = os.path.commonprefix([QUOTE_MARGIN.match(line)[0] for line in lines
                                    if line.strip(' \t>')])
     for line in lines:
@@ -7233,6 +7236,26 @@ def parse_traces(text):
     reader.line('')
     return [{key: block[key] for key in ('language', 'block', 'frames', 'message', 'then')}
             for block in reader.blocks if block['frames'] or block['message']]
+
+
+def unquoted(lines):
+    """The lines with each run of quoted lines ('> ...') that holds a frame taken out of
+    one level of quote, so a trace quoted inside prose (a mail, an issue) reads as the
+    trace; pytest's '>' code lines hold no frame and stay."""
+    out, start = list(lines), 0
+    while start < len(lines):
+        end = start
+        while end < len(lines) and QUOTED_LINE.match(lines[end]):
+            end += 1
+        if end == start:
+            start += 1
+            continue
+        inner = [QUOTED_LINE.sub('', line, count=1) for line in lines[start:end]]
+        if any(frame.match(PYTHON_GROUP_MARGIN.sub('', line)) for line in inner
+               for frame in QUOTED_FRAMES):
+            out[start:end] = inner
+        start = end
+    return out
 
 
 class TraceReader:

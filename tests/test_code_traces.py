@@ -461,9 +461,11 @@ class TraceTrapTests(unittest.TestCase):
             text = trace.read_text(encoding='utf-8')
             plain = code_search.parse_traces(text)
             lines = text.splitlines(True)
+            quoted = ''.join('> ' + line if line.strip() else '>\n' for line in lines)
             for how, changed in (('indented', ''.join('    ' + line for line in lines)),
-                                 ('quoted', ''.join('> ' + line if line.strip() else '>\n'
-                                                    for line in lines)),
+                                 ('quoted', quoted),
+                                 ('quoted in a mail', f'Hi,\n\nI ran it and got:\n\n{quoted}'
+                                                      '\nAny idea?\n'),
                                  ('tabs as spaces', text.expandtabs(8))):
                 with self.subTest(trace=trace.name, how=how):
                     self.assertEqual(code_search.parse_traces(changed), plain)
