@@ -332,9 +332,9 @@ def read_small_text(path, limit=1024 * 1024):
 
 def walk_tree(root, options):
     """Yield a Listed record for every file to index under root and every path left
-    out, folder by folder, each sorted.  Never follows symbolic links and opens nothing but folders,
-    ignore files and the first bytes of .json files (an index of either tool is left out:
-    its postings would answer questions)."""
+    out, folder by folder, each sorted.  Never follows symbolic links and opens nothing
+    but folders, ignore files and the first bytes of .json files (an index of either tool
+    is left out: its postings would answer questions)."""
     exclude = {os.path.normcase(os.path.realpath(p)) for p in options.exclude}
     git_exclude = os.path.join(root, '.git', 'info', 'exclude')    # below every .gitignore
     read_exclude = not options.no_ignore and inside_folder(os.path.realpath(git_exclude),
@@ -5043,7 +5043,8 @@ def with_compounds(terms, tables):
 #    "compounds_mined_with": [the limits mine_compounds used], "checksum"}
 # "language" is the file's (python, java, ..., markdown, text), "note" why its
 # definitions could not be read ('' when they could), and for a Python file "parsed_by"
-# the Python that could not (another reads it again: another_python_may_parse).  "rows" holds a file's chunks as
+# the Python that could not (another reads it again: another_python_may_parse).
+# "rows" holds a file's chunks as
 # 'symbol kind start end exported receiver trait private', tab-separated, a line each
 # (exported is 1 when a Python module's __all__ lists the chunk's top-level name,
 # private when a Java, Kotlin or TypeScript declaration or its type says `private`, or

@@ -191,7 +191,8 @@ def skip_record(relative, reason, line=0):
 
 def walk_tree(root, options):
     """Yield a Listed record for every note under root and every path left out, folder
-    by folder, each sorted.  Never follows symbolic links and opens nothing but folders here."""
+    by folder, each sorted.  Never follows symbolic links and opens nothing but folders
+    here."""
     exclude = {os.path.normcase(os.path.realpath(p)) for p in options.exclude}
     pending = [(str(root), '')]
     while pending:
