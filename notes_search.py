@@ -33,8 +33,10 @@ import signal
 import sys
 
 if __name__ == '__main__':     # Ctrl-C or SIGTERM while the module loads: no traceback
-    signal.signal(signal.SIGINT, lambda *_: os._exit(130))
-    signal.signal(signal.SIGTERM, lambda *_: os._exit(143))
+    for _number in (signal.SIGINT, signal.SIGTERM):     # (one ignored, as `cmd &` in a
+        if signal.getsignal(_number) is not signal.SIG_IGN:   # script has it, stays so)
+            signal.signal(_number, lambda number, _: os._exit(128 + number))
+    del _number
 
 import argparse
 import base64
@@ -2760,7 +2762,8 @@ def interrupts_end_the_run():
 
     try:
         previous = [(number, signal.signal(number, end))
-                    for number in (signal.SIGINT, signal.SIGTERM)]
+                    for number in (signal.SIGINT, signal.SIGTERM)
+                    if signal.getsignal(number) is not signal.SIG_IGN]   # ignored stays so
     except ValueError:          # not the main thread: signals stay as they are
         previous = []
     try:

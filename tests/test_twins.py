@@ -835,6 +835,32 @@ class SignalTests(TempDirCase):
             self.assertEqual((result.returncode, result.stdout, result.stderr),
                              (0, 'carried on\n', ''))      # an ignored Ctrl-C: no line
 
+    def test_a_ctrl_c_ignored_when_the_tool_starts_stays_ignored(self):
+        """A script's `tool serve &` starts with SIGINT ignored, and the tool keeps it so,
+        as Unix programs do; SIGTERM still ends it."""
+        for tool in TOOLS:
+            with self.subTest(tool=tool):
+                write(self.tmp / tool / 'a.md', '# a\n\ntext\n')
+                run(tool, 'index', tool, '--out', f'{tool}.json', cwd=self.tmp)
+                process = subprocess.Popen(
+                    [sys.executable, str(TOOLS[tool][0]), 'serve', '--index', f'{tool}.json',
+                     '--port', '0'], cwd=self.tmp, stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                    preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+                try:
+                    self.assertIn(b'http://127.0.0.1:', process.stderr.readline())
+                    with open(f'/proc/{process.pid}/status') as status:
+                        ignored = next(int(line.split()[1], 16) for line in status
+                                       if line.startswith('SigIgn:'))
+                    self.assertTrue(ignored & (1 << (signal.SIGINT - 1)))
+                    process.send_signal(signal.SIGINT)
+                    time.sleep(0.3)
+                    self.assertIsNone(process.poll())
+                finally:
+                    process.terminate()
+                    process.communicate(timeout=30)
+                self.assertEqual(process.returncode, 143)
+
     def test_code_search_index(self):
         make_trees(self.tmp / 'src', code_files=600, notes=0)
         self.check_tool('code', self.tmp / 'src' / 'code')
