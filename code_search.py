@@ -6281,9 +6281,15 @@ def dotted_names(relative, symbol):
     if not python:
         parts = [part for part in parts if part != 'src'] or parts
     symbols = symbol.split('.')
+    in_folder = parts[:-1] + symbols
+    if python:
+        qualified = [parts + symbols]
+    elif language == 'go':
+        qualified = [in_folder]
+    else:
+        qualified = [parts + symbols, in_folder]
     names = set()
-    for full in ([parts + symbols] if python else [parts[:-1] + symbols] if language == 'go'
-                 else [parts + symbols, parts[:-1] + symbols]):
+    for full in qualified:
         names.update('.'.join(full[start:]) for start in range(len(full) - 1))
     return names
 
