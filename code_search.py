@@ -7933,7 +7933,9 @@ def locate_frame(repos, frame, by_name, places):
     there: a suffix match while the trace shows where the root was (trace_places), an
     installed copy's by part of its path below site-packages/, and a JVM frame's by its
     file name alone, tried when nothing matches, since a Kotlin tree may leave out the
-    package's folders (src/main/kotlin/App.kt of com.acme.app)."""
+    package's folders (src/main/kotlin/App.kt of com.acme.app).  Several files that
+    match equally, none with the function there, are 'ambiguous': the frame is not
+    guessed onto one (a workspace's crates each have a src/main.rs)."""
     size, candidates, unplaced = frame_files(repos, frame['file'], by_name, places)
     guessed = unplaced or bool(candidates) and \
         size < installed_below(path_parts(frame['file']))
@@ -7972,6 +7974,11 @@ def locate_frame(repos, frame, by_name, places):
     if guessed and not (named or ANONYMOUS_FRAME.search(frame['name']) and
                         any(place[2] for place in located)):
         return dict(frame, repo=None, path=None, inside_root=False)
+    if not named and len(candidates) > 1 and \
+            candidates[0][1] != '/'.join(path_parts(frame['file'])):
+        return dict(frame, repo=None, path=None, ambiguous=[
+            f'{repo.label}:{relative}' if len(repos) > 1 else relative
+            for repo, relative in candidates])
     repo, relative, chunk = (named or [place for place in located if place[2]] or located)[0]
     frame.update(repo=repo.label, path=relative)
     if chunk is not None:
@@ -8481,7 +8488,8 @@ def trace_frame_json(frame):
             'inside_root': frame['inside_root'], 'left_out': bool(frame.get('left_out')),
             'repo': frame['repo'], 'path': frame['path'],
             'stale': bool(chunk and chunk.get('stale')) or bool(frame.get('stale')),
-            'gone': bool(frame.get('gone')), 'repeated': frame.get('repeated', 0),
+            'gone': bool(frame.get('gone')), 'ambiguous': frame.get('ambiguous', []),
+            'repeated': frame.get('repeated', 0),
             'chunk': hit_json(chunk) if chunk else None}
 
 
@@ -8532,6 +8540,11 @@ def format_frame(frame, full, with_repo=False):
             return [where + '  (outside the root)']
         return [where + ('  (in the root, not indexed: ls --all says why)'
                          if os.path.lexists(frame['file']) else '  (in the root, no such file)')]
+    if frame.get('ambiguous'):
+        files = frame['ambiguous']
+        return [where, f"    {len(files)} indexed files end in this path, none with this "
+                       f"function at line {frame['line']}: " + ', '.join(files[:3])
+                + (', ...' if len(files) > 3 else '')]
     chunk = frame['chunk']
     path = f"{frame['repo']}:{frame['path']}" if with_repo else frame['path']
     if frame.get('gone'):

@@ -612,9 +612,13 @@ class FrameMatchingTests(TempDirCase):
             self.assertEqual((frame['path'], frame['chunk']['symbol']),
                              (f'{folder}/com/x/Main.java', f'Main.{method}'))
         trace = 'java.lang.RuntimeException\n\tat com.x.Main.other(Main.java:1)\n'
-        frame = json.loads(cli('trace', '-', '--index', out, '--json', input=trace)
-                           .stdout)['exceptions'][0]['frames'][0]
-        self.assertEqual(frame['chunk']['symbol'], '<module>')
+        traced = cli('trace', '-', '--index', out, '--json', input=trace)
+        frame = json.loads(traced.stdout)['exceptions'][0]['frames'][0]
+        self.assertEqual((frame['path'], frame['chunk'], frame['ambiguous']),
+                         (None, None, ['a/com/x/Main.java', 'b/com/x/Main.java']))
+        shown = cli('trace', '-', '--index', out, input=trace).stdout   # not a guess
+        self.assertIn('2 indexed files end in this path, none with this function at '
+                      'line 1: a/com/x/Main.java, b/com/x/Main.java', shown)
 
     def test_a_relative_path_is_the_roots_own_file_first(self):
         for crate in ('', 'crates/gen/'):       # a workspace: two src/main.rs
