@@ -10054,7 +10054,7 @@ def run_grep(args):
 def run_read(args):
     path, start, end = args.location, 1, None
     head, _, tail = args.location.rpartition(':')
-    span = re.fullmatch(r'(\d+)(?:-(\d+))?', tail)
+    span = re.fullmatch(r'(\d+)(?:-(\d*))?', tail)       # 355-: from 355 to the end
     if head and span:
         path, start = head, int(span[1])
         end = int(span[2]) if span[2] else None
@@ -10065,6 +10065,8 @@ def run_read(args):
         files, inside = repo_path(sets, path)
         result = dict(read_lines(files, inside, start, end), repo=files.label)
     except LookupError as error:
+        if head and not span and re.fullmatch(r'[\d\s,-]*\d[\d\s,-]*', tail):   # :1,3
+            raise IndexProblem(f'expected PATH:START-END, got {tail!r}') from None
         raise IndexProblem(str(error.args[0])) from None
     if args.json:
         emit_json(result)
@@ -10143,10 +10145,10 @@ def run_symbol(args):
 
 
 def location_readings(location):
-    """The (path, line) readings of PATH:LINE[:COLUMN]: a.py:3:5 is line 3 of a.py, or
-    line 5 of a file named 'a.py:3'."""
+    """The (path, line) readings of PATH:LINE[:COLUMN][:]: a.py:3:5 is line 3 of a.py, or
+    line 5 of a file named 'a.py:3'; a.py:3: is grep's line as printed."""
     readings = [(found[1], int(found[2])) for found in (
-        re.fullmatch(r'(.+?):(\d+)(?::\d+)?', location, re.S),
+        re.fullmatch(r'(.+?):(\d+)(?::\d+)?:?', location, re.S),
         re.fullmatch(r'(.+):(\d+)', location, re.S)) if found and int(found[2]) >= 1]
     if not readings:
         raise IndexProblem(f'expected PATH:LINE, got {location!r}')

@@ -312,6 +312,17 @@ class ReadTests(TempDirCase):
             '9 |         return round(amount * (1 + tax_rate), 2)'])
         tail = cli('read', 'server/main.go:10', self.root).stdout.splitlines()
         self.assertEqual(tail, ['10 | \treturn path', '11 | }'])
+        self.assertEqual(cli('read', 'server/main.go:10-', self.root).stdout.splitlines(), tail)
+        for misspelt in ('1,3', '1-3-5', '-3'):        # a range, not a part of the name
+            result = cli('read', f'server/main.go:{misspelt}', self.root)
+            self.assertEqual((result.returncode, result.stdout, result.stderr.strip()),
+                             (2, '', f"code_search.py: error: expected PATH:START-END, "
+                                     f"got '{misspelt}'"))
+        at = cli('at', 'app/billing.py:8:', '--index', self.index)   # as grep prints it
+        self.assertEqual((at.returncode, at.stdout.split('\n')[0]),
+                         (0, cli('at', 'app/billing.py:8', '--index', self.index)
+                          .stdout.split('\n')[0]))
+        self.assertIn('Invoice.total_with_tax', at.stdout)
 
     def test_json_agrees_with_search_lines(self):
         found = json.loads(cli('read', 'web/crlf.ts:2-99', '--index', self.index, '--json')
