@@ -9712,10 +9712,13 @@ def command_text(text):
 
 
 def question_text(text):
-    """A question argument: valid text (command_text) of at most QUESTION_LIMIT characters."""
+    """A question argument: valid text (command_text) of at most QUESTION_LIMIT
+    characters, and not empty: MCP and the HTTP API refuse an empty one too."""
     text = command_text(text)
     if len(text) > QUESTION_LIMIT:
         raise argparse.ArgumentTypeError(f'longer than {QUESTION_LIMIT} characters')
+    if not text.strip():
+        raise argparse.ArgumentTypeError('empty')
     return text
 
 
@@ -9788,7 +9791,7 @@ def build_parser():
     search.add_argument('--explain', action='store_true',
                         help='show what each question word and field gave each hit')
     symbol = command('symbol', 'find definitions by name')
-    symbol.add_argument('name', type=command_text)
+    symbol.add_argument('name', type=question_text)
     at = command('at', 'the function around PATH:LINE')
     at.add_argument('location', metavar='PATH:LINE')
     trace = command('trace', 'explain a stack trace (Python, Java, Kotlin, Go, Node.js, Rust, .NET)')

@@ -80,6 +80,7 @@ TOKENIZER_VERSION = 7       # how text becomes terms; a change re-parses every n
 
 DEFAULT_INDEX = 'index.json'     # the tutorial's name; code_search's is code_index.json
 DEFAULT_TOP_K = 3
+QUESTION_LIMIT = 4096       # characters of a question: a pasted message fits, a file does not
 HEADING_WEIGHT = 2          # a heading word counts as this many body words (tutorial: 2)
 BM25_K1 = 1.2
 BM25_B = 0.75               # how much a paragraph's length lowers its score
@@ -2626,6 +2627,17 @@ def command_text(text):
     return data.decode('utf-8', 'replace')
 
 
+def question_text(text):
+    """A question argument: valid text (command_text) of at most QUESTION_LIMIT
+    characters, and not empty: MCP and the HTTP API refuse an empty one too."""
+    text = command_text(text)
+    if len(text) > QUESTION_LIMIT:
+        raise argparse.ArgumentTypeError(f'longer than {QUESTION_LIMIT} characters')
+    if not text.strip():
+        raise argparse.ArgumentTypeError('empty')
+    return text
+
+
 def positive_int(text, least=1):
     try:
         value = int(text)
@@ -2659,7 +2671,7 @@ def build_parser():
     index.add_argument('--max-file-size', type=positive_int, default=MAX_FILE_SIZE,
                        metavar='BYTES', help='skip larger notes')
     query = command('search', 'answer a question from the index')
-    query.add_argument('question', type=command_text)
+    query.add_argument('question', type=question_text)
     query.add_argument('--tag', action='append', default=[],
                        help='only notes with TAG (repeatable: all must match)')
     query.add_argument('--path', action='append', default=[], metavar='GLOB',

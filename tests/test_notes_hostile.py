@@ -347,15 +347,20 @@ class MisuseTests(TempDirCase):
             self.assertTrue(stat.S_ISCHR(os.stat(self.tmp / 'null').st_mode))
 
     def test_odd_questions(self):
-        questions = ['', '   ', 'the of and', '.*[(?+\\', '캐시' * 5000,
-                     ' '.join(f'word{n}' for n in range(1500)), '\x01\u2028\ufeff']
+        questions = ['the of and', '.*[(?+\\', '캐시' * (ns.QUESTION_LIMIT // 2),
+                     ' '.join(f'w{n}' for n in range(700)), '\x01\u2028\ufeff']
         for question in questions:
             with self.subTest(question=question[:20]):
                 run = run_cli('search', question, '--json', cwd=self.tmp)
                 self.assertEqual((run.returncode, run.stderr), (0, ''))
                 json.loads(run.stdout)
-        long = run_cli('search', 'cache ' + 'zz ' * 3000, cwd=self.tmp)
+        long = run_cli('search', 'cache ' + 'zz ' * 1300, cwd=self.tmp)
         self.assertTrue(long.stdout.startswith('[a.md:L3] 캐시'), long.stdout)
+        for question, why in (('', 'empty'), ('   ', 'empty'),     # as code_search, MCP
+                              ('캐시' * 2049, 'longer than 4096 characters')):  # and the API
+            with self.subTest(question=question[:20]):
+                self.assert_one_error_line(run_cli('search', question, cwd=self.tmp),
+                                           contains=f'argument question: {why}')
 
     def test_output_to_a_reader_that_went_away(self):   # `notes_search.py search x | head -1`
         reader, writer = os.pipe()
