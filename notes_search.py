@@ -2078,6 +2078,17 @@ def unmatched_globs(relatives, globs):
             if not any(regex.match(composed(relative)) for relative in relatives)]
 
 
+def spelled_as_indexed(files, relative):
+    """A relative path as the files {relative: record} spell it: itself, or the one name
+    that is the same in Unicode's composed form (Hangul that macOS decomposed in a file
+    name, typed composed)."""
+    if relative in files or relative.isascii():
+        return relative
+    wanted = composed(relative)
+    same = [name for name in files if not name.isascii() and composed(name) == wanted]
+    return same[0] if len(same) == 1 else relative
+
+
 # --- Reading hits back: is the note still the one indexed? ----------------------------
 
 def mark_stale(search_index, hits):
@@ -2415,7 +2426,8 @@ def read_lines(search_index, path, start=1, end=None):
         raise LookupError(f'no file has such a name: {path!r}')    # none is indexed
     if os.path.isabs(path):
         raise LookupError(f'path is outside the root: {path}')
-    relative = '/'.join(relative_parts(path.replace('\\', '/'), path))
+    relative = spelled_as_indexed(index['files'],
+                                  '/'.join(relative_parts(path.replace('\\', '/'), path)))
     if relative not in index['files']:
         raise LookupError(f'not an indexed note: {path}')
     full = os.path.join(index['root'], *relative.split('/'))
@@ -2648,6 +2660,17 @@ def positive_int(text, least=1):
     return value
 
 
+class OneIndex(argparse.Action):
+    """--index, which names one index: a second one is misuse, not silently the one
+    searched (code_search's --index repeats and searches each)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if getattr(namespace, 'index_given', False):
+            parser.error('--index names one index, given more than once')
+        namespace.index_given = True
+        setattr(namespace, self.dest, values)
+
+
 def build_parser():
     prog = program_name()
     parser = ArgumentParser(prog=prog, description=__doc__.split('\n')[0],
@@ -2682,10 +2705,12 @@ def build_parser():
                        help='show what each question word gave each hit, heading and body')
     tags = command('tags', 'list tags with their note counts')
     for sub in (query, tags):
-        sub.add_argument('--index', default=DEFAULT_INDEX, metavar='FILE', help='index file')
+        sub.add_argument('--index', default=DEFAULT_INDEX, metavar='FILE', help='index file',
+                         action=OneIndex)
         sub.add_argument('--json', action='store_true', help='print one JSON object')
     serve = command('serve', 'serve a local web page and JSON API over the index')
-    serve.add_argument('--index', default=DEFAULT_INDEX, metavar='FILE', help='index file')
+    serve.add_argument('--index', default=DEFAULT_INDEX, metavar='FILE', help='index file',
+                       action=OneIndex)
     serve.add_argument('--host', default=SERVE_HOST,
                        help='address to listen on; anything but localhost is warned about')
     serve.add_argument('--port', type=port_number, default=SERVE_PORT,

@@ -8,6 +8,7 @@ import stat
 import subprocess
 import sys
 import time
+import unicodedata
 import unittest
 from pathlib import Path
 from unittest import mock
@@ -268,6 +269,17 @@ class HostileTreeTests(TempDirCase):
             with self.assertRaisesRegex(LookupError, '^no file has such a name: '):
                 ns.read_lines(search_index, name)
 
+    def test_a_decomposed_hangul_name_is_read_as_typed(self):
+        notes = self.tmp / 'notes'                  # as macOS writes it; /api/read's path
+        notes.mkdir()                               # is typed composed
+        (notes / unicodedata.normalize('NFD', '회의록.md')).write_text('# 회의\n\n예산\n',
+                                                                     encoding='utf-8')
+        ns.build_index(notes, self.tmp / 'index.json')
+        search_index = ns.open_index_file(str(self.tmp / 'index.json'))
+        read = ns.read_lines(search_index, unicodedata.normalize('NFC', '회의록.md'))
+        self.assertEqual((read['path'], read['text']),
+                         (unicodedata.normalize('NFD', '회의록.md'), '# 회의\n\n예산'))
+
     def test_index_file_inside_the_root_is_not_indexed(self):
         notes = self.tmp / 'notes'
         notes.mkdir()
@@ -310,6 +322,13 @@ class MisuseTests(TempDirCase):
                 run = run_cli('index', root, '--out', 'new.json', cwd=self.tmp)
                 self.assert_one_error_line(run, contains='root folder')
         self.assertEqual(sorted(os.listdir(self.tmp)), before)
+
+    def test_a_second_index_is_misuse_not_the_one_searched(self):
+        for command in (['search', 'x'], ['tags'], ['serve']):
+            with self.subTest(command=command[0]):
+                run = run_cli(*command, '--index', 'index.json', '--index', 'other.json',
+                              cwd=self.tmp)
+                self.assert_one_error_line(run, contains='--index names one index')
 
     def test_bad_numbers(self):
         for value in ('0', '-1', 'abc', '1.5', ''):
