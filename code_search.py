@@ -203,6 +203,8 @@ GONE_REASON = 'skipped: no longer there (deleted or moved)'
 PERMISSION_REASON = 'skipped: permission denied'
 NOT_FOUND_MESSAGE = '관련 함수를 찾지 못했습니다.'
 LINES_GONE = '(the file has no such lines now, or cannot be read: run index again)'
+STALE_NOTE = '  [stale: file changed since indexing; run index again]'
+GONE_NOTE = '  [stale: file gone since indexing; run index again]'
 
 
 class SkipFile(Exception):
@@ -7099,6 +7101,14 @@ def read_back(root, relative, inside=None):
         raise
 
 
+def is_regular_file(path):
+    """Whether path is a regular file itself, not a link to one (lstat)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def read_current_file(root, relative, revision, language='python'):
     """The file's lines now, numbered as its language numbers them, and whether it
     changed since it was indexed.  Only a regular file inside the root is read;
@@ -7113,14 +7123,16 @@ def read_current_file(root, relative, revision, language='python'):
 
 
 def with_text(index, hits):
-    """Fill in each hit's text from its file, flagging files changed since indexing."""
+    """Fill in each hit's text from its file, flagging files changed since indexing,
+    and 'gone' those that are no longer a regular file (deleted, or now a link)."""
     cache = {}
     for hit in hits:
         if hit['path'] not in cache:
-            cache[hit['path']] = read_current_file(index['root'], hit['path'],
-                                                   hit['revision'], hit.get('language'))
-        lines, stale = cache[hit['path']]
-        hit['stale'] = stale
+            lines, stale = read_current_file(index['root'], hit['path'], hit['revision'],
+                                             hit.get('language'))
+            cache[hit['path']] = lines, stale, stale and not lines and not is_regular_file(
+                os.path.join(index['root'], *hit['path'].split('/')))
+        lines, hit['stale'], hit['gone'] = cache[hit['path']]
         cut = LONG_LINE if hit['kind'] == 'window' else None
         hit['text'] = '\n'.join(line[:cut] for line in lines[hit['start'] - 1:hit['end']])
     return hits
@@ -8424,7 +8436,7 @@ def hit_header(hit, with_repo=False):
     path = f"{hit['repo']}:{hit['path']}" if with_repo else hit['path']
     header = f"[{hit['id']}] {path}:{hit['start']}-{hit['end']} {hit['symbol']}"
     if hit.get('stale'):
-        header += '  [stale: file changed since indexing; run index again]'
+        header += GONE_NOTE if hit.get('gone') else STALE_NOTE
     return header
 
 
@@ -8434,7 +8446,8 @@ def format_hits(hits, with_repo=False):
     if not hits:
         return NOT_FOUND_MESSAGE
     return '\n'.join(hit_header(hit, with_repo) + '\n' + format_explain(hit.get('explain')) +
-                     (hit['text'] or (LINES_GONE if hit.get('stale') else ''))
+                     (hit['text'] or ('' if not hit.get('stale') or hit.get('gone')
+                                      else LINES_GONE))
                      for hit in hits)
 
 
@@ -8468,7 +8481,7 @@ def marked_text(chunk, line):
 
 
 HIT_KEYS = ('id', 'repo', 'path', 'symbol', 'kind', 'language', 'start', 'end', 'revision',
-            'receiver', 'trait', 'score', 'stale', 'text')
+            'receiver', 'trait', 'score', 'stale', 'gone', 'text')
 
 
 def hit_json(hit):
@@ -8833,8 +8846,8 @@ MCP_INSTRUCTIONS = (
     'numbers every tool gives); list_files and file_outline to see what is where. Use '
     'search_code for a question in English or Korean when you do not know the words '
     'the code uses. Results give path, lines, symbol, language, revision (SHA-256 '
-    'prefix) and text; stale=true means the file changed since indexing: run '
-    'code_search.py index again. Long results say how to get the rest.')
+    'prefix) and text; stale=true means the file changed since indexing (gone=true: '
+    'deleted): run code_search.py index again. Long results say how to get the rest.')
 
 
 def integer_schema(description, minimum=1, maximum=None):

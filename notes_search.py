@@ -1935,7 +1935,7 @@ def rank(search_index, question, tags=(), paths=(), limit=DEFAULT_TOP_K, explain
 
 
 def search(index_path, question, tag=None, limit=DEFAULT_TOP_K, paths=()):
-    """The tutorial's API: up to `limit` chunk dicts (plus 'score' and 'stale') best
+    """The tutorial's API: up to `limit` chunk dicts (plus 'score', 'stale' and 'gone') best
     matching question.  tag may be one tag or a list of tags that must all be present."""
     tags = [] if tag is None else [tag] if isinstance(tag, str) else list(tag)
     search_index = open_index_file(os.fspath(index_path))
@@ -2104,10 +2104,11 @@ def mark_stale(search_index, hits):
                 raise ValueError(f'path outside the root: {relative!r}')
             try:
                 info = os.lstat(os.path.join(index['root'], *relative.split('/')))
-                seen[relative] = not stat.S_ISREG(info.st_mode) or stat_changed(info, record)
+                gone = not stat.S_ISREG(info.st_mode)
+                seen[relative] = gone or stat_changed(info, record), gone
             except (OSError, ValueError):
-                seen[relative] = True
-        hit['stale'] = seen[relative]
+                seen[relative] = True, True
+        hit['stale'], hit['gone'] = seen[relative]
     return hits
 
 
@@ -2115,14 +2116,15 @@ def mark_stale(search_index, hits):
 # emit_json, report_skipped, warn and progress_line are the same in code_search.
 
 RESULT_FIELDS = ('id', 'path', 'heading', 'heading_path', 'start', 'end', 'tags', 'score',
-                 'stale', 'text')
+                 'stale', 'gone', 'text')
 STALE_NOTE = '  [stale: file changed since indexing; run index again]'
+GONE_NOTE = '  [stale: file gone since indexing; run index again]'
 
 
 def format_hit(hit):
     """A hit as the tutorial prints it: '[id] heading (Lstart–Lend)' then the text."""
     return (f"[{hit['id']}] {hit['heading']} (L{hit['start']}–L{hit['end']})"
-            f"{STALE_NOTE if hit.get('stale') else ''}\n"
+            f"{(GONE_NOTE if hit.get('gone') else STALE_NOTE) if hit.get('stale') else ''}\n"
             f"{format_explain(hit.get('explain'))}{hit['text']}")
 
 

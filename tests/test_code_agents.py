@@ -346,8 +346,9 @@ class AtCommandTests(unittest.TestCase):
                     self.assertTrue(result.stderr.endswith(f'error: {refusal}\n'), result.stderr)
                     traced = run_tool('trace', '-', '--index', index, input=trace)
                     self.assertEqual(traced.returncode, 0, traced.stderr)
-                    self.assertIn('Invoice.total_with_tax  [stale: file changed since indexing;'
-                                  f' run index again]\n    {frame}\n', traced.stdout)
+                    label = 'gone' if change == 'went' else 'changed'
+                    self.assertIn(f'Invoice.total_with_tax  [stale: file {label} since '
+                                  f'indexing; run index again]\n    {frame}\n', traced.stdout)
                     found = json.loads(run_tool('trace', '-', '--json', '--index', index,
                                                 input=trace).stdout)
                     self.assertEqual(found['exceptions'][0]['frames'][0].get('gone', False),
@@ -355,9 +356,15 @@ class AtCommandTests(unittest.TestCase):
                     for look_up in (('search', 'total with tax'),
                                     ('symbol', 'Invoice.total_with_tax')):
                         said = run_tool(*look_up, '--index', index).stdout
-                        self.assertIn('  [stale: file changed since indexing; run index '
-                                      'again]\n(the file has no such lines now, or cannot be '
-                                      'read: run index again)\n', said)
+                        self.assertIn(f'  [stale: file {label} since indexing; run index '
+                                      'again]\n' + ('' if change == 'went' else
+                                                    '(the file has no such lines now, or '
+                                                    'cannot be read: run index again)\n'), said)
+                        found = next(hit for hit in json.loads(run_tool(
+                            *look_up, '--index', index, '--json').stdout)['results']
+                            if hit['path'] == 'billing/invoice.py')
+                        self.assertEqual((found['stale'], found['gone'], found['text']),
+                                         (True, change == 'went', ''))
 
     def test_module_level_code_is_a_module_chunk(self):
         result = self.at('billing/invoice.py:1', '--json')

@@ -487,7 +487,7 @@ class CliTests(NotesCase):
                          ['reading.md:L5', 'cache.md:L5'])
         first = document['results'][0]
         self.assertEqual(list(first), ['id', 'path', 'heading', 'heading_path', 'start', 'end',
-                                       'tags', 'score', 'stale', 'text'])
+                                       'tags', 'score', 'stale', 'gone', 'text'])
         self.assertFalse(first['stale'])
         self.assertEqual(first['heading_path'], ['읽을거리 메모', '캐시'])
         self.assertGreater(first['score'], document['results'][1]['score'])

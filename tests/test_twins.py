@@ -504,10 +504,11 @@ class StaleHitTests(TempDirCase):
             note.write('\n덧붙인 문단\n')
         (self.tmp / 'notes' / 'cache.md').unlink()
         text = run('notes', 'search', '캐시', cwd=self.tmp).stdout
-        self.assertEqual(text.count('  [stale: file changed since indexing; run index again]'), 2)
+        self.assertEqual(text.count('  [stale: file changed since indexing; run index again]'), 1)
+        self.assertEqual(text.count('  [stale: file gone since indexing; run index again]'), 1)
         hits = json.loads(run('notes', 'search', '캐시', '--json', cwd=self.tmp).stdout)
-        self.assertEqual([(hit['path'], hit['stale']) for hit in hits['results']],
-                         [('reading.md', True), ('cache.md', True)])
+        self.assertEqual([(hit['path'], hit['stale'], hit['gone']) for hit in hits['results']],
+                         [('reading.md', True, False), ('cache.md', True, True)])
         self.assertEqual(hits['results'][0]['text'], fresh['results'][0]['text'])
 
 
@@ -525,8 +526,9 @@ class StaleHitTests(TempDirCase):
         (self.tmp / 'notes' / 'b.md').unlink()
         os.symlink(self.tmp / 'copy.md', self.tmp / 'notes' / 'b.md')     # never followed
         hits = json.loads(run('notes', 'search', 'alphaword', '--json', cwd=self.tmp).stdout)
-        self.assertEqual(sorted((hit['path'], hit['stale']) for hit in hits['results']),
-                         [('a.md', True), ('b.md', True)])
+        self.assertEqual(sorted((hit['path'], hit['stale'], hit['gone'])     # b.md is a link
+                                for hit in hits['results']), [('a.md', True, False),
+                                                              ('b.md', True, True)])
         read = notes_search.read_lines(notes_search.open_index_file(self.tmp / 'index.json'),
                                        'a.md', 3, 3)
         self.assertEqual((read['text'], read['stale']), ('alphaword ONE', True))
