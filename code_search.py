@@ -9155,7 +9155,8 @@ def mcp_read(repos, arguments, budget):
     """read_file: the lines that fit the budget, and the next start when cut."""
     repo, path = repo_path(repos, arguments['path'])
     result = dict(read_lines(index_files(repo.index, repo.label), path,
-                             arguments.get('start', 1), arguments.get('end')), repo=repo.label)
+                             arguments.get('start', 1), arguments.get('end')), repo=repo.label,
+                  truncated=False)
     lines = result['text'].split('\n') if result['total_lines'] else []
     width = len(str(result['end'])) + 4                             # 'N | ' and the line end
     room = budget if sum(len(line) + width for line in lines) <= budget else \
@@ -10038,6 +10039,8 @@ def open_file_sets(args):
 
 
 def run_grep(args):
+    if args.files_with_matches and args.json:     # as ripgrep: the two say what to print
+        raise IndexProblem('-l prints file names and --json the matches: give one of them')
     sets = open_file_sets(args)
     try:
         query = GrepQuery(args.pattern, args.fixed_strings, args.ignore_case, args.word_regexp,

@@ -139,6 +139,10 @@ class GrepTests(TempDirCase):
                          'server/main.go')
         self.assertEqual(self.grep('return', '--path', 'web/**', '-l', self.root)
                          .stdout.splitlines(), ['web/cart.ts', 'web/crlf.ts'])
+        both = cli('grep', 'tax', '-l', '--json', self.root)    # not the matches, silently
+        self.assertEqual((both.returncode, both.stdout, both.stderr.strip()),
+                         (2, '', 'code_search.py: error: -l prints file names and --json the '
+                                 'matches: give one of them'))
 
     def test_context_lines_and_separators(self):
         out = self.grep('-C', '1', 'return', '--path', 'server', self.root).stdout
@@ -600,7 +604,8 @@ class McpToolTests(TempDirCase):
         self.assertEqual(text.splitlines(), [
             '7 |     def total_with_tax(self, amount, tax_rate):',
             '8 |         """Calculate invoice total including tax."""'])
-        self.assertEqual(result['structuredContent']['total_lines'], 12)
+        self.assertEqual((result['structuredContent']['total_lines'],
+                          result['structuredContent']['truncated']), (12, False))
         result, text = self.call('read_file', {'path': 'app/billing.py', 'max_chars': 200})
         cut = result['structuredContent']
         self.assertTrue(cut['truncated'])
