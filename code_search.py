@@ -4943,7 +4943,7 @@ def synonyms_of(word):
 def dotted_question(question):
     """The question with Rust and C++ paths (Vec::push) and Java or Ruby method references
     (List#add) written as dotted names, as chunks name definitions."""
-    return re.sub(r'(?<=\w)(?:::|#)(?=[A-Za-z_])', '.', question)
+    return re.sub(r'(?<=[\w\]])(?:::|#)(?=[A-Za-z_])', '.', question)     # [T]::sort too
 
 
 class Terms(NamedTuple):
@@ -7611,7 +7611,7 @@ def frame_function(name):
 # --- Exact look-ups for agents: symbol, line, traceback --------------------------------
 
 SYMBOL_MATCHES = ('exact', 'suffix', 'case-insensitive', 'case-insensitive suffix',
-                  'default export', 'qualified')
+                  'default export', 'qualified', 're-exported')
 TYPE_ARGUMENTS = re.compile(r'(?<=\w)<[^<>]*>')    # Vec<T, A>, innermost first
 GO_METHOD_SPELLING = re.compile(r'\(\*?([\w.]+)(?:\[[^\]]*\])?\)\.')   # (*List[T]).At: List.At
 
@@ -7629,8 +7629,9 @@ def find_symbol(index, name):
     """Definitions named NAME: exact, then as a dotted suffix, then case-insensitively,
     then a JS/TS file's anonymous default export, which is named 'default' (as V8 names
     it) and imported under its file's name (parseHeaders.js: parseHeaders), then by a
-    name its package or module path qualifies (java.util.ArrayList.get).  A name may be
-    spelled as its language prints it: Vec::push, List#add, Go's (*Pointer).Load."""
+    name its package or module path qualifies (java.util.ArrayList.get), then as a
+    package re-exports it (re_exported: asyncio.gather).  A name may be spelled as its
+    language prints it: Vec::push, List#add, Go's (*Pointer).Load."""
     wanted = GO_METHOD_SPELLING.sub(r'\1.', dotted_question(without_type_arguments(name)))
     lowered = wanted.lower()
     ranked = []
@@ -7661,8 +7662,32 @@ def find_symbol(index, name):
                  and qualified in dotted_names(relative, row[ROW_SYMBOL].lower())]
         found.sort(key=lambda item: (not wanted.endswith('.' + item[0]), -len(item[0])))
         ranked = [(5, n) for _, n in found]  # http.Server.Serve: Server.Serve, then Serve
+    if not ranked and '.' in qualified:
+        ranked = [(6, n) for n in re_exported(index, qualified)]
     return [dict(chunk_entry(index, n), match=SYMBOL_MATCHES[rank])
             for rank, n in sorted(ranked, key=lambda item: item[0])]
+
+
+def re_exported(index, qualified):
+    """Chunk numbers for a lowercased dotted name as a package re-exports it: asyncio.gather
+    (of asyncio/tasks.py), Rust's std::collections::HashMap::new (of
+    std/src/collections/hash/map.rs).  The longest tail of the name that names
+    definitions (whole, then as a dotted suffix) in files under a folder named as the
+    part before it, those under folders of all the parts before it first (std::vec::Vec
+    is alloc/src/vec/mod.rs's Vec)."""
+    parts = qualified.split('.')
+    for start in range(1, len(parts)):
+        tail, leading = '.'.join(parts[start:]), set(parts[:start])
+        found = sorted((not leading <= folders, row[ROW_SYMBOL].lower() != tail, base + local)
+                       for relative, base in zip(index['order'], index['starts'])
+                       for folders in [set(relative.lower().split('/')[:-1])]
+                       if parts[start - 1] in folders
+                       for local, row in enumerate(file_rows(index, relative))
+                       if row[ROW_SYMBOL].lower() == tail
+                       or row[ROW_SYMBOL].lower().endswith('.' + tail))
+        if found:
+            return [number for _, _, number in found]
+    return []
 
 
 def file_chunk_numbers(index, path):

@@ -132,6 +132,30 @@ class OracleTests(TempDirCase):
                 hits = json.loads(cli('symbol', name, '--index', out, '--json').stdout)
                 self.assertEqual([h['symbol'] for h in hits['results']], found)
 
+    def test_a_name_a_package_re_exports_is_found_where_it_is_defined(self):
+        write(self.tmp / 'repo' / 'aio' / '__init__.py', 'from .tasks import *\n')
+        write(self.tmp / 'repo' / 'aio' / 'tasks.py', 'def gather(*tasks):\n    return tasks\n')
+        write(self.tmp / 'repo' / 'aio' / 'queues.py',
+              'class Queue:\n    def get(self):\n        return 1\n')
+        write(self.tmp / 'repo' / 'queue.py', 'class Queue:\n    def get(self):\n        return 2\n')
+        write(self.tmp / 'repo' / 'alloc' / 'src' / 'vec' / 'mod.rs',
+              'pub struct Vec<T> { len: usize }\n\nimpl<T> Vec<T> {\n'
+              '    pub fn push(&mut self, value: T) {\n        self.len += 1;\n    }\n}\n')
+        write(self.tmp / 'repo' / 'alloc' / 'src' / 'slice.rs',
+              'impl<T> [T] {\n    pub fn sort(&mut self) {\n    }\n}\n')
+        out = self.tmp / 'index.json'
+        cli('index', self.tmp / 'repo', '--out', out)
+        for name, found in (('aio.gather', [('aio/tasks.py', 'gather', 're-exported')]),
+                            ('aio.Queue.get', [('aio/queues.py', 'Queue.get', 're-exported')]),
+                            ('std::vec::Vec::push',                 # std re-exports alloc's
+                             [('alloc/src/vec/mod.rs', 'Vec.push', 're-exported')]),
+                            ('[T]::sort', [('alloc/src/slice.rs', '[T].sort', 'exact')]),
+                            ('nowhere.gather', []), ('aio.nothing', [])):
+            with self.subTest(name=name):
+                hits = json.loads(cli('symbol', name, '--index', out, '--json').stdout)
+                self.assertEqual([(h['path'], h['symbol'], h['match'])
+                                  for h in hits['results']], found)
+
     def test_a_type_with_methods_is_found_but_not_searched(self):
         shutil.copytree(FIXTURES, self.tmp / 'repo')
         out = self.tmp / 'index.json'
