@@ -7143,8 +7143,29 @@ def resolve_indexed_path(index, path):
     (see parts_inside)."""
     candidate = spelled_as_indexed(index['files'], '/'.join(parts_inside(index['root'], path)))
     if candidate not in index['files']:
-        raise LookupError(f'not an indexed file: {path}')
+        raise not_in_set(index['root'], index['files'], path, candidate, 'an indexed file')
     return candidate
+
+
+def not_in_set(root, files, path, relative, what):
+    """The LookupError for a path (relative, below root) that names none of the files
+    {relative: record}: not one of them, or no file at all; and, for a path that is one
+    relative to the current folder naming one of them, the path to give instead."""
+    there = os.path.lexists(os.path.join(root, *relative.split('/')))
+    message = f'not {what}: {path}' if there else f'no such file in the root {root}: {path}'
+    return LookupError(message + meant_from_here(root, files, path))
+
+
+def meant_from_here(root, files, path):
+    """' (paths are relative to the root: RELATIVE)' when path, relative to the current
+    folder, names one of the files {relative: record} or a folder holding some; else ''."""
+    with contextlib.suppress(LookupError, ValueError, OSError):
+        if not os.path.isabs(path):
+            meant = '/'.join(parts_inside(root, os.path.abspath(path)))
+            if meant and (meant in files or any(relative.startswith(meant + '/')
+                                                for relative in files)):
+                return f' (paths are relative to the root: {meant})'
+    return ''
 
 
 def spelled_as_indexed(files, relative):
@@ -7769,7 +7790,8 @@ def resolve_indexed_folder(index, path):
     absolute path inside the root; LookupError otherwise."""
     candidate = '/'.join(parts_inside(index['root'], path))
     if not any(relative.startswith(candidate + '/') for relative in index['order']):
-        raise LookupError(f'not an indexed file or folder: {path}')
+        raise LookupError(f'not an indexed file or folder: {path}'
+                          + meant_from_here(index['root'], index['files'], path))
     return candidate
 
 
@@ -8329,8 +8351,9 @@ def resolve_file_set_path(files, path):
     if not inside_folder(os.path.realpath(full), real_root):
         raise LookupError(f'path leads outside the root through a symbolic link: {path}')
     if relative not in files.files:
-        what = 'indexed' if files.index is not None else 'read by index (ignored or skipped)'
-        raise LookupError(f'not a file that is {what}: {path}')
+        what = 'an indexed file' if files.index is not None else \
+            'a file that index reads (ignored or skipped)'
+        raise not_in_set(files.root, files.files, path, relative, what)
     return relative
 
 
@@ -8423,7 +8446,8 @@ def resolve_folder(files, path, everything=False):
     folder = '/'.join(parts_inside(files.root, path))
     if folder and not everything \
             and not any(relative.startswith(folder + '/') for relative in files.files):
-        raise LookupError(f'not a file or a folder that holds indexed files: {path}')
+        raise LookupError(f'not a file or a folder that holds indexed files: {path}'
+                          + meant_from_here(files.root, files.files, path))
     return folder
 
 

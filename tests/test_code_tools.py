@@ -301,7 +301,18 @@ class ReadTests(TempDirCase):
         self.assertEqual(json.loads(billing.stdout)['result']['symbol'], 'Invoice.total_with_tax')
         missing = cli('at', 'app/gone.py:8:3', '--index', self.index)
         self.assertEqual((missing.returncode, missing.stderr),
-                         (2, 'code_search.py: error: not an indexed file: app/gone.py\n'))
+                         (2, f'code_search.py: error: no such file in the root {self.root}: '
+                             'app/gone.py\n'))
+        ignored = cli('at', 'debug.log:1', '--index', self.index)
+        self.assertEqual(ignored.stderr, 'code_search.py: error: not an indexed file: '
+                                         'debug.log\n')
+        for command in (['at', 'billing.py:8', '--index', self.index],   # from app/: paths
+                        ['read', 'billing.py:8', self.root]):           # are the root's
+            here = cli(*command, cwd=self.root / 'app')
+            self.assertEqual((here.returncode, here.stderr),
+                             (2, f'code_search.py: error: no such file in the root '
+                                 f'{self.root}: billing.py (paths are relative to the root: '
+                                 'app/billing.py)\n'))
         files = code_search.index_files(code_search.open_index_file(self.index))
         for name in ('app/billing.py\0', '\ud800.py'):      # what MCP and the API may pass
             with self.assertRaisesRegex(LookupError, '^no file has such a name: '):
