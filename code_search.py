@@ -10186,7 +10186,7 @@ def run_one_shot(args):
     hits = search_index(make_search_index(chunks, str(root)), args.question, args.top_k)
     label = root_label(root)                          # as an index of root has
     for hit in hits:
-        hit.update(repo=label, stale=False)
+        hit.update(repo=label, stale=False, gone=False)
     print_hits(args.question, hits, args.json)
     if time.monotonic() - started > ONE_SHOT_HINT_SECONDS:
         print(f'hint: index once and search fast: {program_name()} index {args.root}, '
