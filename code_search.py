@@ -5826,7 +5826,9 @@ def load_index(path, deep=True):
                            f'{program_name()} index ROOT --out {path})') from None
     problem = index_problem(index, deep)
     if problem:
-        raise IndexProblem(f'{path}: {problem}')
+        advice = '' if problem.startswith(('made by', 'not a ')) else \
+            f'; rebuild it with: {program_name()} index ROOT --out {path}'   # not another's
+        raise IndexProblem(f'{path}: {problem}{advice}')
     return index
 
 
@@ -5872,9 +5874,8 @@ def index_problem(index, deep=True):
         return f'not a {TOOL} index (no "tool": "{TOOL}")'
     if index.get('format_version') != FORMAT_VERSION:
         version = index.get('format_version')
-        return (f'index format {version!r} is not {FORMAT_VERSION}' if version is not None
-                else 'the index has no format_version') + \
-            f'; rebuild it with: {program_name()} index ROOT'
+        return f'index format {version!r} is not {FORMAT_VERSION}' if version is not None \
+            else 'the index has no format_version'
     expected = {'root': str, 'files': dict, 'postings': list, 'compounds': dict,
                 'compound_words': dict, 'compounds_mined_with': list, 'skipped': list,
                 'next_fid': int, 'parser_version': int, 'tokenizer_version': int,

@@ -1516,7 +1516,9 @@ def load_index(path, deep=True):
                            f'{program_name()} index FOLDER --out {path})') from None
     problem = index_problem(index, deep)
     if problem:
-        raise IndexProblem(f'{path}: {problem}')
+        advice = '' if problem.startswith(('made by', 'not a ')) else \
+            f'; rebuild it with: {program_name()} index FOLDER --out {path}'   # not another's
+        raise IndexProblem(f'{path}: {problem}{advice}')
     return index
 
 
@@ -1562,9 +1564,8 @@ def index_problem(index, deep=True):
         return f'not a {TOOL} index (no "tool": "{TOOL}")'
     if index.get('format_version') != FORMAT_VERSION:
         version = index.get('format_version')
-        return (f'index format {version!r} is not {FORMAT_VERSION}' if version is not None
-                else 'the index has no format_version') + \
-            f'; rebuild it with: {program_name()} index FOLDER'
+        return f'index format {version!r} is not {FORMAT_VERSION}' if version is not None \
+            else 'the index has no format_version'
     expected = {'root': str, 'files': dict, 'postings': list, 'texts': list,
                 'skipped': list, 'next_fid': int, 'parser_version': int,
                 'tokenizer_version': int, 'scan_started_ns': int, 'chunk_count': int,

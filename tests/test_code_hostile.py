@@ -887,9 +887,10 @@ class BadIndexTests(HostileCase):
                 self.assertTrue(result.stderr.startswith('code_search.py: error: '))
                 if name == 'foreign tool':
                     self.assertIn('notes_search', result.stderr)
-                if name == 'wrong format version':
+                if name == 'wrong format version':          # the command that rebuilds it
                     self.assertIn(f'index format 99 is not {code_search.FORMAT_VERSION}; '
-                                  'rebuild', result.stderr)
+                                  f'rebuild it with: code_search.py index ROOT --out '
+                                  f'{self.out}\n', result.stderr)
                 if name == 'no format version':
                     self.assertIn('the index has no format_version; rebuild', result.stderr)
                 if name in ('not json', 'invalid utf-8', 'deep json',    # index refuses them
