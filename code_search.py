@@ -7653,8 +7653,10 @@ def find_symbol(index, name):
     it) and imported under its file's name (parseHeaders.js: parseHeaders), then by a
     name its package or module path qualifies (java.util.ArrayList.get), then as a
     package re-exports it (re_exported: asyncio.gather).  A name may be spelled as its
-    language prints it: Vec::push, List#add, Go's (*Pointer).Load."""
+    language prints it: Vec::push, List#add, Go's (*Pointer).Load, JavaScript's
+    Observable.prototype.pipe."""
     wanted = GO_METHOD_SPELLING.sub(r'\1.', dotted_question(without_type_arguments(name)))
+    wanted = wanted.replace('.prototype.', '.')
     lowered = wanted.lower()
     ranked = []
     for relative, base in zip(index['order'], index['starts']):

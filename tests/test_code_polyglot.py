@@ -108,6 +108,9 @@ class OracleTests(TempDirCase):
         self.assertEqual((shout['symbol'], shout['receiver']), ('shout', 'String'))
         self.assertEqual(symbol('Traps.Point.Point')[0]['kind'], 'constructor')
         self.assertIn('traps.js', {h['path'] for h in symbol('Widget.constructor')})
+        self.assertEqual([(h['path'], h['symbol']) for h in symbol('Widget.prototype.size')],
+                         [(h['path'], h['symbol']) for h in symbol('Widget.size')])
+        self.assertTrue(symbol('Widget.size'))
         self.assertEqual({h['symbol'] for h in symbol('Foo.legacy')}, {'Foo.legacy'})
         self.assertEqual(symbol('api.nested.deep')[0]['start'], 51)
         spelled = {'(*List[T]).Push': ('traps.go', 'List.Push', 'exact'),   # as each prints it
