@@ -8045,6 +8045,8 @@ def locate_frame(repos, frame, by_name, places):
     frame.update(repo=repo.label, path=relative)
     if chunk is not None:
         frame['chunk'] = dict(with_text(repo.index, [chunk])[0], repo=repo.label)
+        if wanted and not is_named(chunk, wanted) and not re.search(r'\$\d', frame['name']):
+            frame['elsewhere'] = function_elsewhere(repo.index, relative, wanted, frame['line'])
     else:
         record = repo.index['files'][relative]
         lines, frame['stale'] = read_current_file(repo.index['root'], relative,
@@ -8055,6 +8057,19 @@ def locate_frame(repos, frame, by_name, places):
         elif lines or not frame['stale']:
             frame['lines_now'] = len(lines)         # the file is shorter than the trace says
     return frame
+
+
+def function_elsewhere(index, relative, wanted, line):
+    """[start, end] of the definition of a frame's function (lowercased) nearest its line
+    in the file, when none holds the line: the trace comes from another version of the
+    file (Option::unwrap at a line of Option::map_or_else), or None.  Java's anonymous
+    classes (Main$1.run) are left out by the caller: their methods are not chunks."""
+    spans = [(chunk['start'], chunk['end']) for chunk in
+             (chunk_entry(index, n) for n in file_chunk_numbers(index, relative))
+             if chunk['symbol'].rpartition('.')[2].lower() == wanted]
+    if not spans or any(start <= line <= end for start, end in spans):
+        return None
+    return list(min(spans, key=lambda span: min(abs(span[0] - line), abs(span[1] - line))))
 
 
 def chunk_of_frame_name(index, relative, name):
@@ -8554,6 +8569,7 @@ def trace_frame_json(frame):
             'repo': frame['repo'], 'path': frame['path'],
             'stale': bool(chunk and chunk.get('stale')) or bool(frame.get('stale')),
             'gone': bool(frame.get('gone')), 'ambiguous': frame.get('ambiguous', []),
+            'elsewhere': frame.get('elsewhere'),
             'repeated': frame.get('repeated', 0),
             'chunk': hit_json(chunk) if chunk else None}
 
@@ -8621,7 +8637,11 @@ def format_frame(frame, full, with_repo=False):
     if chunk is not None:
         rows = marked_text(chunk, frame['line']) if full else \
             trace_window(chunk, frame['line'])
-        return [where, '    ' + hit_header(chunk, with_repo)] + \
+        elsewhere = frame.get('elsewhere')
+        note = [f"    {frame_function(frame['name'])} is at lines {elsewhere[0]}-{elsewhere[1]} "
+                'of this file: the trace may come from another version of it'] \
+            if elsewhere else []
+        return [where, '    ' + hit_header(chunk, with_repo)] + note + \
             ['    ' + row for row in rows.split('\n')]
     if not frame['line']:
         return [where, f"    {path}: the trace gives no line"]

@@ -620,6 +620,26 @@ class FrameMatchingTests(TempDirCase):
         self.assertIn('2 indexed files end in this path, none with this function at '
                       'line 1: a/com/x/Main.java, b/com/x/Main.java', shown)
 
+    def test_a_function_moved_since_the_trace_is_said_to_be_elsewhere(self):
+        write(self.tmp / 'repo' / 'shop.py', 'def total(items):\n    return sum(items)\n\n\n'
+                                             'def tax(amount):\n    return amount / 0\n')
+        out = self.tmp / 'i.json'
+        cli('index', self.tmp / 'repo', '--out', out)
+        trace = ('Traceback (most recent call last):\n'     # printed by an older shop.py,
+                 '  File "/srv/app/shop.py", line 2, in tax\n'   # where tax came first
+                 'ZeroDivisionError: division by zero\n')
+        frame = json.loads(cli('trace', '-', '--index', out, '--json', input=trace).stdout
+                           )['exceptions'][0]['frames'][0]
+        self.assertEqual((frame['path'], frame['chunk']['symbol'], frame['elsewhere']),
+                         ('shop.py', 'total', [5, 6]))      # never moved off its line
+        shown = cli('trace', '-', '--index', out, input=trace).stdout
+        self.assertIn('shop.py:1-2 total\n    tax is at lines 5-6 of this file: the trace may '
+                      'come from another version of it\n', shown)
+        same = trace.replace('line 2, in tax', 'line 6, in tax')
+        frame = json.loads(cli('trace', '-', '--index', out, '--json', input=same).stdout
+                           )['exceptions'][0]['frames'][0]
+        self.assertEqual((frame['chunk']['symbol'], frame['elsewhere']), ('tax', None))
+
     def test_a_relative_path_is_the_roots_own_file_first(self):
         for crate in ('', 'crates/gen/'):       # a workspace: two src/main.rs
             write(self.tmp / 'repo' / f'{crate}src' / 'main.rs',
