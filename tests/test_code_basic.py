@@ -694,14 +694,14 @@ class CommandLineTests(unittest.TestCase):
         hit = document['results'][0]
         self.assertEqual(list(hit), ['id', 'repo', 'path', 'symbol', 'kind', 'language', 'start',
                                      'end', 'revision', 'receiver', 'trait', 'score', 'stale',
-                                     'text'])
+                                     'gone', 'text'])
         data = (self.root / 'billing.py').read_bytes()
         self.assertEqual({k: hit[k] for k in hit if k != 'score'},
                          {'id': 'code-3', 'repo': self.root.name, 'path': 'billing.py',
                           'symbol': 'Invoice.total_with_tax', 'kind': 'method',
                           'language': 'python', 'start': 3, 'end': 5,
                           'revision': hashlib.sha256(data).hexdigest()[:12], 'receiver': '',
-                          'trait': '', 'stale': False,
+                          'trait': '', 'stale': False, 'gone': False,
                           'text': '\n'.join(data.decode().splitlines()[2:5])})
         self.assertIsInstance(hit['score'], float)
         self.assertGreater(hit['score'], 0)
