@@ -8936,7 +8936,7 @@ BUDGET = {'max_chars': integer_schema(
 MCP_TOOLS = {
     'search_code': ('Rank definitions, module code and text windows for a question.', {
         'query': {'type': 'string', 'minLength': 1, 'maxLength': QUESTION_LIMIT,
-                  'description': 'question or identifier'},
+                  'pattern': r'\S', 'description': 'question or identifier'},
         'top_k': integer_schema(f'how many results (default {MCP_TOP_K})', 1, MCP_TOP_K_LIMIT),
         'path_prefix': {'type': 'string', 'description': 'only files under this folder or '
                         'matching this glob, as --path takes it; comma-separated globs'},
@@ -8949,7 +8949,7 @@ MCP_TOOLS = {
                     '(*Server).Serve): exact, dotted suffix, case-insensitive, the anonymous '
                     'default export of a JS/TS file of that name, then package-qualified '
                     '(java.util.ArrayList.get).', {
-        'name': {'type': 'string', 'minLength': 1}, **BUDGET}, ['name']),
+        'name': {'type': 'string', 'minLength': 1, 'pattern': r'\S'}, **BUDGET}, ['name']),
     'locate': ('The innermost function or class holding a line of a file.', {
         'path': {'type': 'string', 'minLength': 1, 'description': 'relative to the root'},
         'line': integer_schema('1-based line number'), **BUDGET}, ['path', 'line']),
@@ -9022,6 +9022,8 @@ def argument_problems(name, arguments):
             problems.append(f'{key!r} must be a non-empty string')
         elif spec['type'] == 'string' and len(value) > spec.get('maxLength', len(value)):
             problems.append(f"{key!r} must be at most {spec['maxLength']} characters")
+        elif spec['type'] == 'string' and not re.search(spec.get('pattern', ''), value):
+            problems.append(f'{key!r} must not be only spaces')
         elif spec['type'] == 'boolean' and not isinstance(value, bool):
             problems.append(f'{key!r} must be true or false')
         elif spec['type'] == 'integer' and (type(value) is not int
@@ -9320,7 +9322,7 @@ def mcp_response(message, state):
             return rpc_error(request_id, -32602, 'Invalid params: arguments must be an object')
         arguments = whole_numbers(name, arguments or {})
         problems = argument_problems(name, arguments)
-        if problems and state.get('version') in ('2025-06-18', '2025-03-26'):
+        if problems and state.get('version') in ('2025-06-18', '2025-03-26', '2024-11-05'):
             return rpc_error(request_id, -32602, f'Invalid arguments: {"; ".join(problems)}')
         result = mcp_tool_result(state, name, arguments, problems)
     else:
@@ -9461,9 +9463,9 @@ FLAG_WORDS = {'1': True, 'true': True, 'yes': True, 'on': True,
 
 
 def api_value(params, name, kind='text', default=None, low=1, high=None):
-    """One parameter given once: text (required when default is None), a whole number
-    from low to high, or a flag (1, true, yes, on; 0, false, no, off); ApiError(400)
-    otherwise."""
+    """One parameter given once: text (required when default is None), a question (text
+    not only spaces), a whole number from low to high, or a flag (1, true, yes, on; 0,
+    false, no, off); ApiError(400) otherwise."""
     values = params.get(name)
     if values and len(values) > 1:
         raise ApiError(400, f'parameter {name!r} is given more than once')
@@ -9472,6 +9474,8 @@ def api_value(params, name, kind='text', default=None, low=1, high=None):
             raise ApiError(400, f'missing parameter {name!r}')
         return default
     value = values[-1]
+    if kind == 'question' and not value.strip():
+        raise ApiError(400, f'parameter {name!r} is empty')
     if kind == 'flag':
         if value.lower() not in FLAG_WORDS:
             raise ApiError(400, f"parameter {name!r} must be one of "
@@ -9524,7 +9528,7 @@ def api_repos(repos, params):
 
 def api_search(repos, params, body):
     repos = api_repos(repos, params)
-    question = api_value(params, 'q')
+    question = api_value(params, 'q', 'question')
     globs = params.get('path', [])
     languages = [known_language(name) for name in params.get('lang', []) if name]
     top_k = api_value(params, 'top_k', 'number', API_TOP_K, 1, API_TOP_K_LIMIT)
@@ -9535,7 +9539,7 @@ def api_search(repos, params, body):
 
 def api_symbol(repos, params, body):
     repos = api_repos(repos, params)
-    name = api_value(params, 'name')
+    name = api_value(params, 'name', 'question')
     return {'name': name, 'results': [hit_json(hit) for hit in
                                       texts_of(repos, symbol_in_repos(repos, name))]}
 

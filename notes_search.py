@@ -2325,9 +2325,9 @@ FLAG_WORDS = {'1': True, 'true': True, 'yes': True, 'on': True,
 
 
 def api_value(params, name, kind='text', default=None, low=1, high=None):
-    """One parameter given once: text (required when default is None), a whole number
-    from low to high, or a flag (1, true, yes, on; 0, false, no, off); ApiError(400)
-    otherwise."""
+    """One parameter given once: text (required when default is None), a question (text
+    not only spaces), a whole number from low to high, or a flag (1, true, yes, on; 0,
+    false, no, off); ApiError(400) otherwise."""
     values = params.get(name)
     if values and len(values) > 1:
         raise ApiError(400, f'parameter {name!r} is given more than once')
@@ -2336,6 +2336,8 @@ def api_value(params, name, kind='text', default=None, low=1, high=None):
             raise ApiError(400, f'missing parameter {name!r}')
         return default
     value = values[-1]
+    if kind == 'question' and not value.strip():
+        raise ApiError(400, f'parameter {name!r} is empty')
     if kind == 'flag':
         if value.lower() not in FLAG_WORDS:
             raise ApiError(400, f"parameter {name!r} must be one of "
@@ -2376,7 +2378,7 @@ def api_answer(load, method, target, body):
 
 
 def api_search(search_index, params, body):
-    question = api_value(params, 'q')
+    question = api_value(params, 'q', 'question')
     top_k = api_value(params, 'top_k', 'number', API_TOP_K, 1, API_TOP_K_LIMIT)
     hits = mark_stale(search_index, rank(search_index, question,
                                          params.get('tag', []),

@@ -1223,6 +1223,7 @@ class McpTests(unittest.TestCase):
                  ('locate', {'path': 'util.py'}), ('locate', {'path': 'util.py', 'line': '7'}),
                  ('search_code', {'query': 'x', 'top_k': 'many'}),
                  ('search_code', {'query': 'q' * (code_search.QUESTION_LIMIT + 1)}),
+                 ('search_code', {'query': ' \t'}), ('find_symbol', {'name': '  '}),
                  ('explain_traceback', {'traceback': ['not', 'text']}),
                  ('file_outline', {}))
 
@@ -1241,7 +1242,7 @@ class McpTests(unittest.TestCase):
         self.assertEqual(server.close(), 0)
 
     def test_bad_arguments_are_protocol_errors_before_2025_11_25(self):
-        for version in ('2025-06-18', '2025-03-26'):
+        for version in ('2025-06-18', '2025-03-26', '2024-11-05'):
             server = self.session()
             server.initialize(version)
             for name, arguments in self.BAD_CALLS:

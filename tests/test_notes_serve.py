@@ -111,7 +111,8 @@ class NotesApiTests(unittest.TestCase):
                      '/api/read?path=../secret.md', '/api/read?path=%2e%2e%2fsecret.md',
                      f"/api/read?path={self.tmp / 'secret.md'}", '/api/read?path=nothere.md',
                      '/api/read?path=cache.md&start=3&end=1', '/api/search?q=cache&explain=2',
-                     '/api/search?q=cache&q=tags', '/api/search?q=cache&top_k=1&top_k=2'):
+                     '/api/search?q=cache&q=tags', '/api/search?q=cache&top_k=1&top_k=2',
+                     '/api/search?q=%20%20'):
             with self.subTest(path=path):
                 status, document = call(path)
                 self.assertEqual(status, 400, document)
