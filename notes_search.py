@@ -2484,6 +2484,8 @@ def make_handler(answer, allowed_hosts):
         do_DELETE = do_PATCH = do_OPTIONS = do_PUT
 
         def do_POST(self):
+            if self.refused():                          # before a byte of the body is read
+                return None
             route = API_ROUTES.get(self.path.partition('?')[0])
             if not route or route[0] != 'POST':         # 404 or 405, whatever the body
                 return self.respond(b'')
@@ -2500,10 +2502,17 @@ def make_handler(answer, allowed_hosts):
                                  .encode())
             self.respond(self.rfile.read(int(length)))
 
-        def respond(self, body, head=False):
+        def refused(self):
+            """Answer 403 to a request for another host name (DNS rebinding); whether it was."""
             if allowed_hosts and host_name(self.headers.get('Host') or '') not in allowed_hosts:
-                return self.send(403, 'application/json',
-                                 b'{"error": "this server answers requests for localhost only"}')
+                self.send(403, 'application/json',
+                          b'{"error": "this server answers requests for localhost only"}')
+                return True
+            return False
+
+        def respond(self, body, head=False):
+            if self.refused():
+                return None
             try:
                 status, kind, payload = answer(self.command, self.path, body)
             except Exception as error:          # a bug answers 500, and the server goes on

@@ -180,6 +180,9 @@ class ApiTests(unittest.TestCase):
         self.assertEqual(call('/api/trace', data=b'x' * (2 << 20))[0], 413)
         self.assertEqual(call('/api/trace', data=b'x' * (API_BODY_LIMIT + 12345))[0], 413)
         self.assertEqual(call('/api/health', headers={'Host': 'attacker.example'})[0], 403)
+        with socket.create_connection(('127.0.0.1', self.server.port)) as raw:  # body unread
+            raw.sendall(b'POST /api/trace HTTP/1.1\r\nHost: attacker.example\r\n\r\n')
+            self.assertTrue(raw.makefile('rb').read().startswith(b'HTTP/1.0 403'))
         for host in ('LOCALHOST', '[::1]', f'[::1]:{self.server.port}', 'localhost:1'):
             self.assertEqual(call('/api/health', headers={'Host': host})[0], 200, host)
         for request, status in ((b'FOO /api/health HTTP/1.1', 405), (b'GET / HTTP/9.9', 505),
