@@ -9067,20 +9067,25 @@ def frame_size(frame):
 
 
 def cut_entries(groups, key, max_chars, size=json_size):
-    """Keep, in place, the leading entries of the groups' lists under key (an outline's
-    files' 'chunks', a trace's exceptions' 'frames') whose sizes add up to max_chars;
-    whether any were left out."""
-    used, cut = 0, False
-    for group in groups:
+    """Keep, in place, the leading groups (an outline's files, a trace's exceptions) and
+    entries of their lists under key ('chunks', 'frames') whose sizes, with each group's
+    own, add up to max_chars (the first group is always kept); whether any were left
+    out."""
+    used = 0
+    for number, group in enumerate(groups):
+        used += json_size(dict(group, **{key: []}))
+        if used > max_chars and number:
+            del groups[number:]
+            return True
         kept = []
         for entry in group[key]:
             used += size(entry)
             if used > max_chars:
-                cut = True
-                break
+                group[key] = kept
+                del groups[number + 1:]
+                return True
             kept.append(entry)
-        group[key] = kept
-    return cut
+    return False
 
 
 def budgeted(hits, max_chars, with_repo=False):

@@ -1198,6 +1198,11 @@ class McpTests(unittest.TestCase):
         self.assertLessEqual(len(json.dumps(frames, ensure_ascii=False)), 2000)
         self.assertLessEqual(sum(map(len, texts)), 2000)
         self.assertIs(result['structuredContent']['truncated'], True)
+        one = 'Traceback (most recent call last):\n' + many[:200] + 'ValueError: boom\n\n'
+        result = server.result('explain_traceback', {'traceback': one * 300,  # a long log:
+                                                     'max_chars': 2000})      # not 300 blocks
+        self.assertLess(len(json.dumps(result['structuredContent'])), 2 * 2000 + 500)
+        self.assertLess(len(result['structuredContent']['exceptions']), 10)
         result = server.result('file_outline', {'path': '.', 'max_chars': 200})
         outline = result['structuredContent']
         self.assertIs(outline['truncated'], True)
