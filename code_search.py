@@ -9216,7 +9216,9 @@ def mcp_grep(repos, arguments, budget):
             text = format_grep(dict(result, matches=matches[:kept]), lines, context, False,
                                with_repo)
         shown = matches[:kept]
-        if len(text) > room:                    # one match longer than the budget: its start
+        if len(text) > room and context:        # one match and its context longer than the
+            text = format_grep(dict(result, matches=shown), lines, 0, False, with_repo)
+        if len(text) > room:                    # budget: the match alone, or its start
             text = text[:room] + ('' if len(matches) > 1 or 'next_offset' in result else
                                   '\n[match cut to fit: a larger max_chars shows all of it]')
             shown = [dict(matches[0], text=matches[0]['text'][:room], truncated=True)]

@@ -532,6 +532,16 @@ class McpToolTests(TempDirCase):
         every = self.call('grep_code', {'pattern': 'return'})[0]['structuredContent']
         self.assertEqual(found['matches'] + rest['matches'], every['matches'])
         self.assertNotIn('next_offset', every)
+        offset, seen = 0, []                # pages too small for a match and its context
+        while offset is not None:           # still show each match line, none skipped
+            page, text = self.call('grep_code', {'pattern': 'return', 'context': 5,
+                                                 'max_chars': 200, 'offset': offset})
+            for match in page['structuredContent']['matches']:
+                self.assertIn(f"{match['path']}:{match['line']}:", text)
+                seen.append(match)
+            offset = page['structuredContent'].get('next_offset')
+        self.assertEqual([(m['path'], m['line']) for m in seen],
+                         [(m['path'], m['line']) for m in every['matches']])
 
     def test_every_answer_stays_within_max_chars(self):
         source = os.path.dirname(json.__file__)            # real code: the json package
