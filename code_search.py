@@ -9342,7 +9342,7 @@ def mcp_tool_result(state, name, arguments, problems):
     try:
         if problems:
             raise ValueError(f'invalid arguments: {"; ".join(problems)}')
-        text, structured = mcp_call(state['load'](), name, arguments)
+        text, structured = mcp_call(state['load'](arguments.get('repo')), name, arguments)
     except (ValueError, LookupError, IndexProblem) as error:
         return {'content': [{'type': 'text', 'text': str(error)}], 'isError': True}
     except Exception as error:                  # keep serving whatever one call does
@@ -9378,15 +9378,20 @@ def index_loader(path):
 
 
 def repos_loader(specs):
-    """load() -> the repos of --index values, each index loaded again whenever it is
-    replaced on disk."""
+    """load(label=None) -> the repos of --index values, each index loaded again whenever
+    it is replaced on disk; given the label of an --index NAME=FILE, only that one, so
+    that a request for one repository is answered while another's index is damaged."""
     loaders = {}
 
     def load_one(path):
         if path not in loaders:
             loaders[path] = index_loader(path)
         return loaders[path]()
-    return lambda: open_repos(specs, load_one)
+
+    def load(label=None):
+        named = [spec for spec in specs if label and parse_index_spec(spec)[0] == label]
+        return open_repos(named or specs, load_one)
+    return load
 
 
 def serve_mcp(load, stdin, stdout):
@@ -9510,7 +9515,8 @@ def api_answer(load, method, target, body):
             raise ApiError(404, f'not found: {path}')
         if method != route[0] and (method, route[0]) != ('HEAD', 'GET'):
             raise ApiError(405, f'{path} takes {route[0]}')
-        document = route[1](load(), api_params(query), body)
+        params = api_params(query)
+        document = route[1](load((params.get('repo') or [None])[-1]), params, body)
         status = 200
     except ApiError as error:
         status, document = error.status, {'error': str(error)}
@@ -10397,7 +10403,7 @@ def run_mcp(args):
         index = make_search_index(chunks, root, skipped)
         index['source'] = f'(in memory: {root})'
         repos = [Repo(root_label(root), index)]
-        load = lambda: repos                           # noqa: E731
+        load = lambda label=None: repos                # noqa: E731
     else:
         warn_unindexed(args)
         load = repos_loader(index_specs(args))

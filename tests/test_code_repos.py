@@ -5,6 +5,7 @@ import os
 
 from tests.support import CODE_TOOL, TempDirCase, run_cli, write
 from tests.test_code_agents import McpSession
+from tests.test_code_serve import Server
 
 
 def cli(*args, **kwargs):
@@ -145,6 +146,20 @@ class LookupTests(ReposCase):
         self.assertEqual([r['repo'] for r in status['repos']], ['api', 'front'])
         status = server.result('index_status', {'repo': 'front'})['structuredContent']
         self.assertEqual(status['repo'], 'front')        # every tool takes repo
+
+    def test_a_damaged_index_does_not_stop_answers_from_another_named_one(self):
+        both = ('--index', f"api={self.tmp / 'api.json'}", self.both[2], self.both[3])
+        server, served = McpSession(self, *both), Server(self, *both)
+        server.initialize()
+        (self.tmp / 'web.json').write_text('garbage')
+        only = server.result('search_code', {'query': 'total with tax', 'repo': 'api'})
+        self.assertEqual({h['repo'] for h in only['structuredContent']['results']}, {'api'})
+        every = server.result('search_code', {'query': 'total with tax'})   # over both: says
+        self.assertTrue(every['isError'])                                  # which is broken
+        self.assertIn('web.json', every['content'][0]['text'])
+        self.assertEqual(served.call('/api/search?q=total+tax&repo=api')[0], 200)
+        self.assertEqual(served.call('/api/search?q=total+tax&repo=front')[0], 503)
+        self.assertEqual(served.call('/api/health')[0], 503)
 
 
 class ReposListTests(ReposCase):
