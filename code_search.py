@@ -9415,7 +9415,7 @@ def serve_mcp(load, stdin, stdout):
             continue
         if isinstance(message, list):
             if state['version'] in MCP_BATCH_VERSIONS and message:
-                replies = [r for r in (mcp_answer(m, state) for m in message) if r]
+                replies = [r for r in (batched_answer(m, state) for m in message) if r]
                 if replies:
                     write_message(stdout, replies)
             else:
@@ -9424,6 +9424,15 @@ def serve_mcp(load, stdin, stdout):
         reply = mcp_answer(message, state)
         if reply is not None:
             write_message(stdout, reply)
+
+
+def batched_answer(message, state):
+    """mcp_answer for one message of a batch, where initialize must not be (2025-03-26)."""
+    if isinstance(message, dict) and message.get('method') == 'initialize':
+        known = message.get('id')
+        return rpc_error(known if valid_id(known) else None, -32600,
+                         'Invalid Request: initialize cannot be part of a batch')
+    return mcp_answer(message, state)
 
 
 def mcp_answer(message, state):

@@ -1354,6 +1354,25 @@ class McpTests(unittest.TestCase):
         self.assertEqual([json.loads(reply) for reply in stdout.getvalue().splitlines()],
                          [{'jsonrpc': '2.0', 'id': 7, 'result': {}}] * 2)
 
+    def test_initialize_is_never_part_of_a_batch(self):
+        import io
+        initialize = {'jsonrpc': '2.0', 'id': 1, 'method': 'initialize', 'params': {
+            'protocolVersion': '2025-03-26', 'capabilities': {},
+            'clientInfo': {'name': 't', 'version': '1'}}}
+        batch = [dict(initialize, id=2, params=dict(initialize['params'],
+                                                     protocolVersion='2025-06-18')),
+                 {'jsonrpc': '2.0', 'id': 3, 'method': 'ping'}]
+        stdout = io.BytesIO()
+        code_search.serve_mcp(lambda label=None: [], io.BytesIO(
+            (json.dumps(initialize) + '\n' + json.dumps(batch) + '\n').encode()), stdout)
+        replies = [json.loads(line) for line in stdout.getvalue().splitlines()]
+        self.assertEqual(replies[0]['result']['protocolVersion'], '2025-03-26')
+        self.assertEqual(replies[1], [          # 2025-03-26: initialize MUST NOT be batched
+            {'jsonrpc': '2.0', 'id': 2, 'error': {
+                'code': -32600, 'message': 'Invalid Request: initialize cannot be part of a '
+                                           'batch'}},
+            {'jsonrpc': '2.0', 'id': 3, 'result': {}}])
+
     def test_a_whole_number_written_as_a_float_is_an_integer(self):
         server = self.session()
         server.initialize()
