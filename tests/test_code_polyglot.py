@@ -140,7 +140,8 @@ class OracleTests(TempDirCase):
         write(self.tmp / 'repo' / 'aio' / 'tasks.py', 'def gather(*tasks):\n    return tasks\n')
         write(self.tmp / 'repo' / 'aio' / 'queues.py',
               'class Queue:\n    def get(self):\n        return 1\n')
-        write(self.tmp / 'repo' / 'queue.py', 'class Queue:\n    def get(self):\n        return 2\n')
+        write(self.tmp / 'repo' / 'queue.py',
+              'class Queue:\n    def get(self):\n        return 2\n')
         write(self.tmp / 'repo' / 'alloc' / 'src' / 'vec' / 'mod.rs',
               'pub struct Vec<T> { len: usize }\n\nimpl<T> Vec<T> {\n'
               '    pub fn push(&mut self, value: T) {\n        self.len += 1;\n    }\n}\n')
