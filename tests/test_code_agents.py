@@ -1320,7 +1320,7 @@ class McpTests(unittest.TestCase):
                  json.dumps({'jsonrpc': '2.0', 'id': 2, 'method': 'ping'}).encode() + b'\n']
         stdout = io.BytesIO()
         with unittest.mock.patch.object(code_search, 'MCP_MESSAGE_LIMIT', 100):
-            code_search.serve_mcp(lambda: [], io.BytesIO(b''.join(lines)), stdout)
+            code_search.serve_mcp(lambda label=None: [], io.BytesIO(b''.join(lines)), stdout)
         replies = [json.loads(line) for line in stdout.getvalue().splitlines()]
         self.assertEqual(replies, [
             {'jsonrpc': '2.0', 'id': None, 'error': {
@@ -1336,7 +1336,7 @@ class McpTests(unittest.TestCase):
         with unittest.mock.patch.object(code_search, 'mcp_tool_list',
                                         side_effect=RuntimeError('a bug')), \
                 contextlib.redirect_stderr(stderr):
-            code_search.serve_mcp(lambda: [], io.BytesIO(b''.join(lines)), stdout)
+            code_search.serve_mcp(lambda label=None: [], io.BytesIO(b''.join(lines)), stdout)
         replies = [json.loads(line) for line in stdout.getvalue().splitlines()]
         self.assertEqual(replies, [
             {'jsonrpc': '2.0', 'id': 1, 'error': {
@@ -1350,7 +1350,8 @@ class McpTests(unittest.TestCase):
         line = json.dumps({'jsonrpc': '2.0', 'id': 7, 'method': 'ping'}).encode()
         stdout = io.BytesIO()
         with unittest.mock.patch.object(code_search, 'MCP_MESSAGE_LIMIT', len(line)):
-            code_search.serve_mcp(lambda: [], io.BytesIO(line + b'\r\n' + line + b'\n'), stdout)
+            code_search.serve_mcp(lambda label=None: [],
+                                  io.BytesIO(line + b'\r\n' + line + b'\n'), stdout)
         self.assertEqual([json.loads(reply) for reply in stdout.getvalue().splitlines()],
                          [{'jsonrpc': '2.0', 'id': 7, 'result': {}}] * 2)
 

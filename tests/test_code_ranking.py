@@ -1138,9 +1138,9 @@ class ExplainTests(RankingCase):
                                         {'query': 'where are redirects followed'})
         self.assertNotIn('explain', plain['results'][0])
         status, kind, body = code_search.api_answer(
-            lambda: repos, 'GET', '/api/search?q=redirects+followed&explain=1', b'')
+            lambda label=None: repos, 'GET', '/api/search?q=redirects+followed&explain=1', b'')
         self.assertEqual(status, 200)
         self.assert_adds_up(json.loads(body)['results'][0])
         status, kind, body = code_search.api_answer(
-            lambda: repos, 'GET', '/api/search?q=redirects+followed', b'')
+            lambda label=None: repos, 'GET', '/api/search?q=redirects+followed', b'')
         self.assertNotIn('explain', json.loads(body)['results'][0])
