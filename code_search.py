@@ -8615,7 +8615,8 @@ def format_frame(frame, full, with_repo=False):
                                                                   # --tb=long's have none
     else:
         line = f":{frame['line']}" if frame['line'] else ''
-        where = f"  at {frame['name'] or '<anonymous>'} ({frame['file']}{line})"
+        at = '' if frame['name'].startswith('created by ') else 'at '    # Go's own words
+        where = f"  {at}{frame['name'] or '<anonymous>'} ({frame['file']}{line})"
     if not frame['inside_root']:
         if not frame.get('left_out'):
             return [where + '  (outside the root)']

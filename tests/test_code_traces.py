@@ -640,6 +640,17 @@ class FrameMatchingTests(TempDirCase):
                            )['exceptions'][0]['frames'][0]
         self.assertEqual((frame['chunk']['symbol'], frame['elsewhere']), ('tax', None))
 
+    def test_a_go_created_by_frame_reads_as_go_prints_it(self):
+        write(self.tmp / 'repo' / 'main.go', 'package main\n\nfunc start() {\n'
+                                             '\tgo func() {}()\n}\n')
+        out = self.tmp / 'i.json'
+        cli('index', self.tmp / 'repo', '--out', out)
+        trace = ('goroutine 7 [running]:\nmain.start.func1()\n\t/home/dev/shop/main.go:4 +0x1d\n'
+                 'created by main.start\n\t/home/dev/shop/main.go:4 +0x25\n')
+        shown = cli('trace', '-', '--index', out, input=trace).stdout
+        self.assertIn('\n  created by main.start (/home/dev/shop/main.go:4)\n', shown)
+        self.assertNotIn('at created by', shown)
+
     def test_a_relative_path_is_the_roots_own_file_first(self):
         for crate in ('', 'crates/gen/'):       # a workspace: two src/main.rs
             write(self.tmp / 'repo' / f'{crate}src' / 'main.rs',
