@@ -1488,6 +1488,8 @@ REBUILD_ADVICE = re.compile(r' \(rebuild it with: [^)]*\)|; rebuild it with: .*'
 
 def load_index(path, deep=True):
     """Read and validate an index file; every problem becomes one IndexProblem line."""
+    if not os.fspath(path):
+        raise IndexProblem('index path is empty')
     try:                        # a pipe (<(...)) is read; one with no writer is empty
         with open(os.open(path, os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0)), 'rb') as handle:
             mode = os.fstat(handle.fileno()).st_mode

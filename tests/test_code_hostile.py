@@ -740,9 +740,11 @@ class ExitStatusTests(HostileCase):
             self.assert_misuse(self.root, empty)
 
     def test_bad_index_paths(self):
-        for path in (self.base / 'missing.json', self.root, self.base / 'nope' / 'idx.json'):
+        for path in (self.base / 'missing.json', self.root, self.base / 'nope' / 'idx.json', ''):
             with self.subTest(path=path):
-                self.assert_misuse('search', 'harmless', '--index', path)
+                result = self.assert_misuse('search', 'harmless', '--index', path)
+                if path == '':
+                    self.assertIn('index path is empty', result.stderr)
         for path in (self.root, self.base / 'nope' / 'idx.json'):
             with self.subTest(out=path):
                 self.assert_misuse('index', self.root, '--out', path)

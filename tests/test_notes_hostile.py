@@ -344,6 +344,7 @@ class MisuseTests(TempDirCase):
                  (('search', 'x', '--index', 'folder'), 'is a directory'),
                  (('search', 'x', '--index', 'nowhere/i.json'), 'index file not found'),
                  (('tags', '--index', 'missing.json'), 'index file not found'),
+                 (('search', 'x', '--index', ''), 'index path is empty'),
                  (('index', 'notes', '--out', 'folder'), 'is a directory'),
                  (('index', 'notes', '--out', 'nowhere/i.json'), 'does not exist')]
         for args, message in cases:
