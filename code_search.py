@@ -8951,7 +8951,8 @@ MCP_TOOLS = {
     'find_symbol': ('Definitions by name (Invoice.total, Vec::push, List#add, '
                     '(*Server).Serve): exact, dotted suffix, case-insensitive, the anonymous '
                     'default export of a JS/TS file of that name, then package-qualified '
-                    '(java.util.ArrayList.get).', {
+                    '(java.util.ArrayList.get), then as a package re-exports it '
+                    '(asyncio.gather).', {
         'name': {'type': 'string', 'minLength': 1, 'pattern': r'\S'}, **BUDGET}, ['name']),
     'locate': ('The innermost function or class holding a line of a file.', {
         'path': {'type': 'string', 'minLength': 1, 'description': 'relative to the root'},
