@@ -2657,7 +2657,7 @@ def command_text(text):
 
 def question_text(text):
     """A question argument: valid text (command_text) of at most QUESTION_LIMIT
-    characters, and not empty: MCP and the HTTP API refuse an empty one too."""
+    characters, and not empty: the HTTP API refuses an empty one too."""
     text = command_text(text)
     if len(text) > QUESTION_LIMIT:
         raise argparse.ArgumentTypeError(f'longer than {QUESTION_LIMIT} characters')
