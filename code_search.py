@@ -5828,8 +5828,9 @@ def load_index(path, deep=True):
                            f'{program_name()} index ROOT --out {path})') from None
     problem = index_problem(index, deep)
     if problem:
-        advice = '' if problem.startswith(('made by', 'not a ')) else \
-            f'; rebuild it with: {program_name()} index ROOT --out {path}'   # not another's
+        ours = isinstance(index, dict) and index.get('tool') == TOOL   # index rebuilds it
+        advice = f'; rebuild it with: {program_name()} index ROOT --out {path}' \
+            if ours else ''
         raise IndexProblem(f'{path}: {problem}{advice}')
     return index
 
@@ -7756,11 +7757,15 @@ def locate_now(index, path, line):
     return locate(index, path, line)
 
 
+def file_chunks(index, path):
+    """The chunks of one indexed file, in index order."""
+    return [chunk_entry(index, n) for n in file_chunk_numbers(index, path)]
+
+
 def file_outline(index, path):
     """The definitions of one file in line order, or its windows when it was cut in
     windows; not its module code."""
-    chunks = [chunk_entry(index, n) for n in file_chunk_numbers(index, path)]
-    return sorted((c for c in chunks if c['symbol'] != '<module>'),
+    return sorted((c for c in file_chunks(index, path) if c['symbol'] != '<module>'),
                   key=lambda c: (c['start'], -c['end'], c['symbol'].count('.')))
 
 
@@ -7968,13 +7973,9 @@ def explain_frame(repos, frame, by_name, places):
     indexed, or replaced by a link (never followed) or a folder."""
     frame = locate_frame(repos, frame, by_name, places)
     root = next((repo.index['root'] for repo in repos if repo.label == frame['repo']), None)
-    if root and frame['path']:
-        try:
-            mode = os.lstat(os.path.join(root, *frame['path'].split('/'))).st_mode
-        except OSError:
-            mode = 0
-        if not stat.S_ISREG(mode):
-            frame['gone'] = True
+    if root and frame['path'] and \
+            not is_regular_file(os.path.join(root, *frame['path'].split('/'))):
+        frame['gone'] = True
     return frame
 
 
@@ -8066,8 +8067,7 @@ def function_elsewhere(index, relative, wanted, line):
     in the file, when none holds the line: the trace comes from another version of the
     file (Option::unwrap at a line of Option::map_or_else), or None.  Java's anonymous
     classes (Main$1.run) are left out by the caller: their methods are not chunks."""
-    spans = [(chunk['start'], chunk['end']) for chunk in
-             (chunk_entry(index, n) for n in file_chunk_numbers(index, relative))
+    spans = [(chunk['start'], chunk['end']) for chunk in file_chunks(index, relative)
              if chunk['symbol'].rpartition('.')[2].lower() == wanted]
     if not spans or any(start <= line <= end for start, end in spans):
         return None
@@ -8078,7 +8078,7 @@ def chunk_of_frame_name(index, relative, name):
     """For a frame with a file but no line (Java's Native Method, Kotlin's invoke(Money.kt)):
     the file's definition named by the frame's function, or by a name around it
     (MoneyKt$totalOf$1.invoke: invoke, then totalOf)."""
-    chunks = [chunk_entry(index, n) for n in file_chunk_numbers(index, relative)]
+    chunks = file_chunks(index, relative)
     for part in reversed(re.findall(r'[A-Za-z_]\w*', name)):
         found = [c for c in chunks if c['symbol'].rpartition('.')[2] == part]
         if found:

@@ -1518,8 +1518,9 @@ def load_index(path, deep=True):
                            f'{program_name()} index FOLDER --out {path})') from None
     problem = index_problem(index, deep)
     if problem:
-        advice = '' if problem.startswith(('made by', 'not a ')) else \
-            f'; rebuild it with: {program_name()} index FOLDER --out {path}'   # not another's
+        ours = isinstance(index, dict) and index.get('tool') == TOOL   # index rebuilds it
+        advice = f'; rebuild it with: {program_name()} index FOLDER --out {path}' \
+            if ours else ''
         raise IndexProblem(f'{path}: {problem}{advice}')
     return index
 
