@@ -7274,7 +7274,10 @@ def parse_traces(text):
     written = [line for line in lines if line.strip()]
     prefix = TIME_PREFIX if all(map(TIME_PREFIX.match, written)) \
         and not all(map(LOG_PREFIX.match, written)) else LOG_PREFIX
-    lines = unquoted([prefix.sub('', line, count=1) for line in lines])
+    lines = [prefix.sub('', line, count=1) for line in lines]
+    if prefix is LOG_PREFIX and all(map(TIME_PREFIX.match, filter(str.strip, lines))):
+        lines = [TIME_PREFIX.sub('', line, count=1) for line in lines]   # the app's own
+    lines = unquoted(lines)                                               # under a collector's
     margin = os.path.commonprefix([QUOTE_MARGIN.match(line)[0] for line in lines
                                    if line.strip(' \t>')])
     for line in lines:

@@ -445,7 +445,9 @@ class TraceTrapTests(unittest.TestCase):
                     '2024-05-01T12:00:01.123456+00:00 app[web.1]: ',  # heroku
                     '2024-05-01 12:00:01,123 ERROR ',                # a logger's
                     '2024-05-01T12:00:01.123Z ERROR [main] ',
-                    '[2024-05-01 12:00:01] ', 'INFO: ')
+                    '[2024-05-01 12:00:01] ', 'INFO: ',
+                    'web-1  | 2024-05-01 12:00:01,123 ERROR ',      # a logger's, collected
+                    '2024-05-01T12:00:00.1Z stderr F [2024-05-01 12:00:01] ')
         for trace in sorted(TRACES.glob('*/*.txt')):
             text = trace.read_text(encoding='utf-8')
             plain = code_search.parse_traces(text)
