@@ -9682,15 +9682,32 @@ def make_handler(answer, allowed_hosts):
                 return self.send(413, 'application/json',
                                  f'{{"error": "body larger than {API_BODY_LIMIT} bytes"}}'
                                  .encode())
-            self.respond(self.rfile.read(int(length)))
+            body = self.rfile.read(int(length))
+            if len(body) < int(length):
+                return self.send(400, 'application/json',
+                                 b'{"error": "the body is shorter than its Content-Length"}')
+            self.respond(body)
 
         def refused(self):
-            """Answer 403 to a request for another host name (DNS rebinding); whether it was."""
-            if allowed_hosts and host_name(self.headers.get('Host') or '') not in allowed_hosts:
+            """Answer 400 to a request with two Host headers, 403 to one for another host
+            name (DNS rebinding) or that another web page makes (its script or form could
+            keep the server busy); whether it was."""
+            hosts = self.headers.get_all('Host') or ['']
+            host, site = hosts[0].strip(), self.headers.get('Sec-Fetch-Site')
+            origin = self.headers.get('Origin')       # what an older browser sends instead
+            if len(hosts) > 1:
+                self.send(400, 'application/json', b'{"error": "a request has one Host header"}')
+            elif allowed_hosts and host_name(host) not in allowed_hosts:
                 self.send(403, 'application/json',
                           b'{"error": "this server answers requests for localhost only"}')
-                return True
-            return False
+            elif self.path.startswith('/api/') and (
+                    site in ('cross-site', 'same-site') if site else
+                    origin is not None and origin.partition('//')[2].lower() != host.lower()):
+                self.send(403, 'application/json',
+                          b'{"error": "this server answers its own page, not other web pages"}')
+            else:
+                return False
+            return True
 
         def respond(self, body, head=False):
             if self.refused():
@@ -9710,6 +9727,10 @@ def make_handler(answer, allowed_hosts):
             self.send_header('X-Content-Type-Options', 'nosniff')
             self.send_header('Referrer-Policy', 'no-referrer')
             self.send_header('Content-Security-Policy', PAGE_POLICY)
+            if status == 405:
+                route = API_ROUTES.get(self.path.partition('?')[0])
+                self.send_header('Allow', 'POST' if route and route[0] == 'POST'
+                                 else 'GET, HEAD')
             self.end_headers()
             self.wfile.write(payload)
 

@@ -185,6 +185,29 @@ class ApiTests(unittest.TestCase):
             self.assertTrue(raw.makefile('rb').read().startswith(b'HTTP/1.0 403'))
         for host in ('LOCALHOST', '[::1]', f'[::1]:{self.server.port}', 'localhost:1'):
             self.assertEqual(call('/api/health', headers={'Host': host})[0], 200, host)
+        here = f'127.0.0.1:{self.server.port}'
+        for headers, status in (({'Sec-Fetch-Site': 'cross-site'}, 403),   # another page's
+                                ({'Sec-Fetch-Site': 'same-site'}, 403),    # script: localhost:3000
+                                ({'Origin': 'http://localhost:3000'}, 403),   # older browsers
+                                ({'Origin': 'null'}, 403),
+                                ({'Sec-Fetch-Site': 'same-origin', 'Origin': 'null'}, 200),
+                                ({'Origin': f'http://{here}'}, 200),
+                                ({'Sec-Fetch-Site': 'none'}, 200)):      # typed in the bar
+            with self.subTest(headers=headers):
+                self.assertEqual(call('/api/search?q=tax', headers=headers)[0], status)
+        self.assertEqual(call('/', headers={'Sec-Fetch-Site': 'cross-site'})[0], 200)  # a link
+        for request, answer in (
+                (b'GET /api/health HTTP/1.1\r\nHost: localhost\r\nHost: evil.example', b'400'),
+                (b'DELETE /api/search HTTP/1.1\r\nHost: localhost', b'Allow: GET, HEAD'),
+                (b'GET /api/trace HTTP/1.1\r\nHost: localhost', b'Allow: POST')):
+            with socket.create_connection(('127.0.0.1', self.server.port)) as raw:
+                raw.sendall(request + b'\r\n\r\n')
+                self.assertIn(answer, raw.makefile('rb').read().partition(b'\r\n\r\n')[0])
+        with socket.create_connection(('127.0.0.1', self.server.port)) as raw:
+            raw.sendall(b'POST /api/trace HTTP/1.1\r\nHost: localhost\r\n'
+                        b'Content-Length: 1000\r\n\r\nTraceback (most recent call last):\n')
+            raw.shutdown(socket.SHUT_WR)                # a body cut short: not a trace
+            self.assertTrue(raw.makefile('rb').readline().startswith(b'HTTP/1.0 400'))
         for request, status in ((b'FOO /api/health HTTP/1.1', 405), (b'GET / HTTP/9.9', 505),
                                 (b'GET /' + b'a' * 70000 + b' HTTP/1.1', 414),
                                 (b'garbage', 400)):

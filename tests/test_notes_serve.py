@@ -127,6 +127,11 @@ class NotesApiTests(unittest.TestCase):
         self.assertEqual(call('/api/search?q=%ff%fe')[0], 400)
         self.assertEqual(call('/api/search?q=' + 'x' * 5000)[0], 414)
         self.assertEqual(call('/api/tags', headers={'Host': 'evil.example'})[0], 403)
+        for headers, status in (({'Sec-Fetch-Site': 'cross-site'}, 403),
+                                ({'Origin': 'http://localhost:3000'}, 403),
+                                ({'Sec-Fetch-Site': 'same-origin'}, 200)):
+            with self.subTest(headers=headers):
+                self.assertEqual(call('/api/tags', headers=headers)[0], status)
 
     def test_any_loopback_address_refuses_other_hosts_and_errors_are_json(self):
         import socket
