@@ -2411,6 +2411,24 @@ API_ROUTES = {'/api/search': ('GET', api_search), '/api/tags': ('GET', api_tags)
               '/api/read': ('GET', api_read), '/api/health': ('GET', api_health)}
 
 
+def parts_inside(root, path):
+    """The names of a path below root, from a path relative to it (where 'sub/../x' is x
+    and 'a//b' is a/b) or absolute inside it, also through a link to it (/tmp is
+    /private/tmp on macOS, and the root is kept resolved); LookupError outside it, or
+    for a name no file has (a NUL, or text that is not UTF-8)."""
+    if '\0' in path or any('\ud800' <= character <= '\udfff' for character in path):
+        raise LookupError(f'no file has such a name: {path!r}')    # none is indexed
+    candidate = path.replace('\\', '/')
+    if os.path.isabs(path):
+        absolute = os.path.normpath(path)
+        if not inside_folder(absolute, root):
+            absolute = os.path.realpath(path)
+        if not inside_folder(absolute, root):
+            raise LookupError(f'path is outside the root: {path}')
+        candidate = os.path.relpath(absolute, root).replace(os.sep, '/')
+    return relative_parts(candidate, path)
+
+
 def relative_parts(relative, path):
     """The names of a '/'-separated path below the root, its '..' resolved ('sub/../x' is
     x); LookupError for one that climbs out or names a drive (C:x on Windows)."""
@@ -2430,16 +2448,11 @@ def read_lines(search_index, path, start=1, end=None):
     start..end (1-based, inclusive, end clipped) of an indexed note as it is now, lines
     numbered as search numbers them; LookupError for anything but an indexed note."""
     index = search_index.index
-    if '\0' in path or any('\ud800' <= character <= '\udfff' for character in path):
-        raise LookupError(f'no file has such a name: {path!r}')    # none is indexed
-    if os.path.isabs(path):
-        raise LookupError(f'path is outside the root: {path}')
-    relative = spelled_as_indexed(index['files'],
-                                  '/'.join(relative_parts(path.replace('\\', '/'), path)))
+    real_root = os.path.realpath(index['root'])
+    relative = spelled_as_indexed(index['files'], '/'.join(parts_inside(real_root, path)))
     if relative not in index['files']:
         raise LookupError(f'not an indexed note: {path}')
     full = os.path.join(index['root'], *relative.split('/'))
-    real_root = os.path.realpath(index['root'])
     if not inside_folder(os.path.realpath(full), real_root):
         raise LookupError(f'path leads outside the root through a symbolic link: {path}')
     try:

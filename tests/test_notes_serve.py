@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import tempfile
 import unittest
+import urllib.parse
 from pathlib import Path
 
 from tests.support import CHROMIUM, NOTES_TOOL, dump_dom, run_cli, write
@@ -119,6 +120,8 @@ class NotesApiTests(unittest.TestCase):
                 self.assertNotIn('SECRET-77', json.dumps(document))
         self.assertEqual(call('/api/nope')[0], 404)
         self.assertEqual(call('/api/read?path=x/../cache.md')[1]['path'], 'cache.md')
+        inside = urllib.parse.quote(str(self.tmp / 'notes' / 'cache.md'))
+        self.assertEqual(call(f'/api/read?path={inside}')[1]['path'], 'cache.md')  # as code's
         self.assertEqual(call('/api/search?q=x', method='DELETE'),
                          (405, {'error': '/api/search takes GET'}))
         self.assertEqual(call('/api/search?q=cache', method='HEAD'), (200, b''))
