@@ -10123,8 +10123,9 @@ def warn_unindexed(args):
     """One warning line for each repository of the --repos list not indexed yet."""
     for repo in read_repos_file(args.repos) if getattr(args, 'repos', None) else ():
         if not os.path.lexists(repo['index']):
-            warn(f"repository {repo['name']} is not indexed yet: left out (run: "
-                 f"{program_name()} repos {args.repos} --update)")
+            fix = (f"run: {program_name()} repos {args.repos} --update" if
+                   os.path.isdir(repo['root']) else f"its root {repo['root']} is not a folder")
+            warn(f"repository {repo['name']} is not indexed yet: left out ({fix})")
 
 
 def open_command_repos(args):

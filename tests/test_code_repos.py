@@ -195,6 +195,12 @@ class ReposListTests(ReposCase):
         self.assertEqual(found.stderr, f'code_search.py: warning: repository later is not indexed '
                                        f'yet: left out (run: code_search.py repos {listing} '
                                        f'--update)\n')
+        gone = self.write_list('[[repo]]\nname = "api"\nroot = "api"\nindex = "api.json"\n'
+                               '[[repo]]\nname = "gone"\nroot = "nosuch"\nindex = "g.json"\n')
+        found = cli('search', 'total with tax', '--repos', gone)      # --update cannot help
+        self.assertEqual((found.returncode, found.stderr),
+                         (0, f"code_search.py: warning: repository gone is not indexed yet: "
+                             f"left out (its root {self.tmp / 'nosuch'} is not a folder)\n"))
         nothing = self.write_list('[[repo]]\nname = "later"\nroot = "web"\n')
         refused = cli('search', 'total', '--repos', nothing)
         self.assertEqual(refused.returncode, 2)
