@@ -175,6 +175,7 @@ PARALLEL_MIN_FILES = 64     # fewer files than this are parsed in one process
 POSTING_BUCKETS = 1024      # postings live in this many strings (see Index records)
 ONE_SHOT_HINT_SECONDS = 2.0       # slower one-shot builds suggest index + search
 LOCK_TIMEOUT_SECONDS = 60.0
+LOCK_NOTICE_SECONDS = 1.0   # a run that waits this long for the lock says so
 WRITE_PIECE = 1 << 20       # an index is written in pieces of this many characters
 READ_PIECE = 1 << 20        # a trace is read in pieces of this many bytes
 RACY_MTIME_NS = 2 * 10 ** 9  # files changed this close to an index run are re-hashed
@@ -5714,7 +5715,8 @@ def index_lock(destination, timeout=LOCK_TIMEOUT_SECONDS):
     """
     path = os.path.realpath(destination) + '.lock'   # through a link: the file it names
     folder = os.path.dirname(path)
-    deadline = time.monotonic() + timeout
+    started = time.monotonic()
+    told = False
     while True:
         try:
             fd = os.open(folder, os.O_RDONLY) if fcntl else \
@@ -5734,9 +5736,14 @@ def index_lock(destination, timeout=LOCK_TIMEOUT_SECONDS):
                 break
             except OSError:
                 os.close(fd)
-        if time.monotonic() > deadline:
+        waited = time.monotonic() - started
+        if waited > timeout:
             raise IndexProblem(f'another index run holds the lock on {destination}; gave '
                                f'up after {timeout:.0f} s', 1)
+        if waited > LOCK_NOTICE_SECONDS and not told:
+            print(f'{program_name()}: waiting for another index run to finish with '
+                  f'{destination} (at most {timeout:.0f} s)', file=sys.stderr)
+            told = True
         time.sleep(0.05)
     try:
         yield

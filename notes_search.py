@@ -99,6 +99,7 @@ POSTING_BUCKETS = 1024      # postings live in this many strings (see Index reco
 TEXT_BUCKETS = 256          # stored note texts live in this many compressed strings
 TEXT_COMPRESSION = 1        # zlib level: fast, and a hit decompresses little
 LOCK_TIMEOUT_SECONDS = 60.0
+LOCK_NOTICE_SECONDS = 1.0   # a run that waits this long for the lock says so
 WRITE_PIECE = 1 << 20       # an index is written in pieces of this many characters
 RACY_MTIME_NS = 2 * 10 ** 9  # files changed this close to an index run are re-hashed
 PROGRESS_INTERVAL = 0.2     # seconds between updates of the progress line
@@ -1404,7 +1405,8 @@ def index_lock(destination, timeout=LOCK_TIMEOUT_SECONDS):
     """
     path = os.path.realpath(destination) + '.lock'   # through a link: the file it names
     folder = os.path.dirname(path)
-    deadline = time.monotonic() + timeout
+    started = time.monotonic()
+    told = False
     while True:
         try:
             fd = os.open(folder, os.O_RDONLY) if fcntl else \
@@ -1424,9 +1426,14 @@ def index_lock(destination, timeout=LOCK_TIMEOUT_SECONDS):
                 break
             except OSError:
                 os.close(fd)
-        if time.monotonic() > deadline:
+        waited = time.monotonic() - started
+        if waited > timeout:
             raise IndexProblem(f'another index run holds the lock on {destination}; gave '
                                f'up after {timeout:.0f} s', 1)
+        if waited > LOCK_NOTICE_SECONDS and not told:
+            print(f'{program_name()}: waiting for another index run to finish with '
+                  f'{destination} (at most {timeout:.0f} s)', file=sys.stderr)
+            told = True
         time.sleep(0.05)
     try:
         yield

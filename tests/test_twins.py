@@ -182,6 +182,25 @@ class LeftoverTests(TempDirCase):
                 self.assertEqual(os.listdir(out), ['i.json'], (tool, step))
                 self.assertEqual(result.stderr, '', (tool, step))
 
+    @unittest.skipUnless(os.name == 'posix', 'flock on the folder is POSIX')
+    def test_a_run_that_waits_for_the_lock_says_so_once_then_goes_on(self):
+        make_trees(self.tmp / 'src', code_files=1, notes=1)
+        for tool in TOOLS:
+            out = self.tmp / tool
+            out.mkdir()
+            holder = subprocess.Popen(            # another run's lock, held for 4 seconds
+                [sys.executable, '-c', 'import fcntl, os, sys, time\n'
+                 'fd = os.open(sys.argv[1], os.O_RDONLY); fcntl.flock(fd, fcntl.LOCK_EX)\n'
+                 'print("held", flush=True); time.sleep(4)', str(out)],
+                stdout=subprocess.PIPE, text=True)
+            self.addCleanup(holder.wait)
+            self.assertEqual(holder.stdout.readline(), 'held\n')
+            result = run(tool, 'index', self.tmp / 'src' / tool, '--out', out / 'i.json')
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertEqual(result.stderr, f'{TOOLS[tool][0].name}: waiting for another index '
+                                            f"run to finish with {out / 'i.json'} (at most 60 s)\n")
+            holder.stdout.close()
+
     @unittest.skipUnless(hasattr(os, 'symlink') and os.name == 'posix', 'needs symlinks')
     def test_a_killed_runs_leftover_beside_a_linked_index_is_removed(self):
         make_trees(self.tmp / 'src', code_files=2, notes=2)
