@@ -9845,6 +9845,8 @@ class ArgumentParser(argparse.ArgumentParser):
         if message.startswith('the following arguments are required') \
                 and message.rpartition(' ')[2] in ('question', 'pattern'):
             message += " (one that starts with '-' goes last, after '--')"
+        elif message.endswith(': COMMAND'):
+            message += f" ({', '.join(SUBCOMMANDS)}; -h for help)"
         self.exit(2, f'{self.prog}: error: {one_line(message)}\n')
 
 
@@ -10017,7 +10019,7 @@ def parse_command_line(argv):
     option too (grep -i PATTERN -l ROOT), as ripgrep users type it, unless a '--' ends
     the options (grep -i -- -rf ROOT), which argparse's intermixed parsing mishandles."""
     parser = build_parser()
-    if argv[0] in ('grep', 'read') and '--' not in argv:
+    if argv[:1] in (['grep'], ['read']) and '--' not in argv:
         commands = next(action for action in parser._actions
                         if isinstance(action, argparse._SubParsersAction))
         args = commands.choices[argv[0]].parse_intermixed_args(argv[1:])
@@ -10414,7 +10416,7 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     with interrupts_end_the_run(), printable_output():
         try:
-            if argv and (argv[0] in SUBCOMMANDS or argv[0] in ('-h', '--help', '--version')):
+            if not argv or argv[0] in SUBCOMMANDS or argv[0] in ('-h', '--help', '--version'):
                 args = parse_command_line(argv)
                 run = {'index': run_index, 'search': run_search, 'symbol': run_symbol,
                        'at': run_at, 'trace': run_trace, 'outline': run_outline,

@@ -2668,6 +2668,9 @@ def serve_http(answer, host, port):
 # --- Command line ------------------------------------------------------------------------
 # The parser, argument checks, signals and main() have code_search's shape.
 
+SUBCOMMANDS = ('index', 'search', 'tags', 'serve')
+
+
 class ArgumentParser(argparse.ArgumentParser):
     """argparse that reports misuse as one line and exit status 2."""
 
@@ -2675,6 +2678,8 @@ class ArgumentParser(argparse.ArgumentParser):
         if message.startswith('the following arguments are required') \
                 and message.rpartition(' ')[2] in ('question', 'pattern'):
             message += " (one that starts with '-' goes last, after '--')"
+        elif message.endswith(': COMMAND'):
+            message += f" ({', '.join(SUBCOMMANDS)}; -h for help)"
         self.exit(2, f'{self.prog}: error: {one_line(message)}\n')
 
 

@@ -565,6 +565,11 @@ class CommandLineTests(TempDirCase):
                 self.assertIn(f'(default: {module.MAX_FILE_SIZE})', index_help)
                 search_help = run(tool, 'search', '-h').stdout
                 self.assertIn(f'(default: {module.DEFAULT_TOP_K})', search_help)
+                bare = run(tool)                            # nothing given: what to give
+                self.assertEqual((bare.returncode, bare.stdout, bare.stderr),
+                                 (2, '', f'{path.name}: error: the following arguments are '
+                                         f"required: COMMAND ({', '.join(module.SUBCOMMANDS)}; "
+                                         f'-h for help)\n'))
         top = run('code', '-h').stdout
         self.assertTrue(top.startswith('usage: code_search.py ROOT QUESTION [--top-k N] [--json]'))
         self.assertIn('COMMAND', top)
