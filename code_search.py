@@ -8745,6 +8745,11 @@ def format_read(result):
         if result['total_lines'] else ''
 
 
+def counted(number, noun):
+    """'1 file', '2 files'."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def format_listing(listing):
     """ls for people: a line per folder and file, with language, files and chunks."""
     rows = []
@@ -8752,9 +8757,11 @@ def format_listing(listing):
         if 'reason' in entry:
             rows.append((entry['path'], f"[{entry['reason']}]"))
         elif entry['type'] in ('folder', 'repo'):
-            rows.append((entry['path'], f"{entry['files']} files, {entry['chunks']} chunks"))
+            rows.append((entry['path'], f"{counted(entry['files'], 'file')}, "
+                                        f"{counted(entry['chunks'], 'chunk')}"))
         else:
-            rows.append((entry['path'], f"{entry['language']}, {entry['chunks']} chunks"))
+            rows.append((entry['path'], f"{entry['language']}, "
+                                        f"{counted(entry['chunks'], 'chunk')}"))
     width = max((text_width(path) for path, _ in rows), default=0)
     return '\n'.join(f'{padded(path, width)}  {what}' for path, what in rows)
 

@@ -433,8 +433,8 @@ class LsTests(TempDirCase):
         write(self.root / 'bell\x07.py', 'def ring():\n    pass\n')
         cli('index', self.root, '--out', self.index)
         lines = cli('ls', '--index', self.index).stdout.splitlines()
-        self.assertIn('bell\\u0007.py  python, 1 chunks', lines)     # escaped: 13 columns
-        self.assertIn('한글/' + ' ' * 8 + '  1 files, 1 chunks', lines)   # 5 columns wide
+        self.assertIn('bell\\u0007.py  python, 1 chunk', lines)     # escaped: 13 columns
+        self.assertIn('한글/' + ' ' * 8 + '  1 file, 1 chunk', lines)   # 5 columns wide
         self.assertEqual({len(re.match(r'.*?  +', line).group()) for line in lines
                           if line.isascii()}, {15})            # the second column's start
 
