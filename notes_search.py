@@ -3116,6 +3116,7 @@ PAGE_HTML = '''<!doctype html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
 <title>notes search</title>
 <style>
 :root { --ink: #1d232b; --soft: #5b6673; --line: #d9dee4; --mark: #ffe27a; --hit: #e3efff;
