@@ -13029,8 +13029,10 @@ function highlighter() {
   const text = $('q').value.trim();
   if (!text) return null;
   if (mode === 'grep') {
-    try { return new RegExp($('fixed').checked ? escapeRegex(text) : text, 'gi'); }
-    catch (error) { return null; }
+    const fixed = $('fixed').checked, folded = !fixed && text.startsWith('(?i)');
+    const source = fixed ? escapeRegex(text) : folded ? text.slice(4) : text;
+    try { return new RegExp(source, folded ? 'gi' : 'g'); }   // as grep matches: case
+    catch (error) { return null; }                              // counts unless (?i)
   }
   const words = questionWords(text);
   return words.length ? new RegExp(words.map(escapeRegex).join('|'), 'giu') : null;

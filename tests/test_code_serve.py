@@ -358,6 +358,10 @@ class BrowserTests(unittest.TestCase):
         grep = self.dom(server, 'mode=grep&q=rate&fixed=1&repo=web')
         self.assertIn('<strong class="symbol">cart.ts</strong>', grep)
         self.assertNotIn('billing.py', grep)
+        cased = self.dom(server, 'mode=grep&q=Total&repo=api')      # marked as grep matches
+        self.assertEqual(set(re.findall(r'<mark>(\w+)</mark>', cased)), {'Total'})
+        folded = self.dom(server, 'mode=grep&q=%28%3Fi%29TOTAL&repo=api')
+        self.assertEqual(set(re.findall(r'<mark>(\w+)</mark>', folded)), {'Total', 'total'})
 
     def test_code_is_shown_as_text(self):
         server = Server(self, '--index', self.tmp / 'api.json')
