@@ -1273,7 +1273,8 @@ def write_index(path, document):
         mode = stat.S_IMODE(os.stat(destination).st_mode)
     except OSError:
         mode = 0o600
-    temporary = os.path.join(folder, f'.{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp')
+    temporary = os.path.join(folder, f'{temporary_prefix(name)}{os.getpid()}.'
+                                     f'{secrets.token_hex(4)}.tmp')
     with signals_deferred():
         try:
             fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -1379,17 +1380,25 @@ def say_at_once(text):
         os.write(2, f'{erase}{program_name()}: {text}\n'.encode())
 
 
+def temporary_prefix(name):
+    """How the temp files of the index file name begin: '.name.', or for a name too long
+    to take the rest within a file name's 255 bytes, '.' and a digest of it."""
+    if len(os.fsencode(name)) > 200:
+        name = hashlib.sha256(os.fsencode(name)).hexdigest()[:16]
+    return f'.{name}.'
+
+
 def remove_leftover_temporaries(destination):
     """Delete temp files a killed run left beside the index, or beside the file it links to
     (call while holding the lock)."""
     folder, name = os.path.split(os.path.realpath(destination))
-    prefix = f'.{name}.'
+    ours = re.compile(re.escape(temporary_prefix(name)) + r'\d+\.[0-9a-f]{8}\.tmp')
     try:
         names = os.listdir(folder)
     except OSError:
         return
     for leftover in names:
-        if leftover.startswith(prefix) and leftover.endswith('.tmp'):
+        if ours.fullmatch(leftover):                # none of the user's own .tmp files
             with contextlib.suppress(OSError):
                 os.unlink(os.path.join(folder, leftover))
 

@@ -182,6 +182,25 @@ class LeftoverTests(TempDirCase):
                 self.assertEqual(os.listdir(out), ['i.json'], (tool, step))
                 self.assertEqual(result.stderr, '', (tool, step))
 
+    def test_only_the_tools_own_leftovers_go_and_a_long_index_name_is_written(self):
+        make_trees(self.tmp / 'src', code_files=1, notes=1)
+        for tool in TOOLS:
+            out = self.tmp / tool
+            out.mkdir()
+            keep = [out / '.i.json.mybackup.tmp', out / '.i.json.tmp']   # the user's
+            killed = out / '.i.json.4242.0badcafe.tmp'                       # a killed run's
+            for path in keep + [killed]:
+                path.write_text('mine\n')
+            result = run(tool, 'index', self.tmp / 'src' / tool, '--out', out / 'i.json')
+            self.assertEqual((result.returncode, result.stderr), (0, ''), tool)
+            self.assertEqual(sorted(os.listdir(out)), sorted(['i.json'] + [p.name for p in keep]))
+            self.assertEqual([p.read_text() for p in keep], ['mine\n'] * 2)
+            long = 'i' * 240 + '.json'          # 245 bytes: a legal name, its temp's is not
+            result = run(tool, 'index', self.tmp / 'src' / tool, '--out', out / long)
+            self.assertEqual((result.returncode, result.stderr), (0, ''), tool)
+            self.assertIn(long, os.listdir(out))
+            self.assertEqual(len(os.listdir(out)), 4)
+
     @unittest.skipUnless(os.name == 'posix', 'flock on the folder is POSIX')
     def test_a_run_that_waits_for_the_lock_says_so_once_then_goes_on(self):
         make_trees(self.tmp / 'src', code_files=1, notes=1)
