@@ -6860,9 +6860,15 @@ def read_repos_file(path):
             raise IndexProblem(f'{path}: repository name {name!r} is '
                                + ('given twice' if name in names else 'not a plain word'))
         names.add(name)
-        index = entry.get('index') or f'{name}.{DEFAULT_INDEX}'
+        index = os.path.normpath(os.path.join(base, entry.get('index') or
+                                              f'{name}.{DEFAULT_INDEX}'))
+        shared = [repo['name'] for repo in repos if os.path.realpath(repo['index']) ==
+                  os.path.realpath(index)]
+        if shared:                                  # each update would replace the other's
+            raise IndexProblem(f'{path}: repositories {shared[0]} and {name} have one index '
+                               f'file: {index}')
         repos.append({'name': name, 'root': os.path.normpath(os.path.join(base, entry['root'])),
-                      'index': os.path.normpath(os.path.join(base, index))})
+                      'index': index})
     return repos
 
 

@@ -181,6 +181,9 @@ class ReposListTests(ReposCase):
         self.assertEqual({hit['repo'] for hit in found['results']}, {'api', 'front'})
         for text, error in (('', 'the list of repositories is empty'),
                             ('[]', 'the list of repositories is empty'),
+                            ('[{"name": "a", "root": "api", "index": "x.json"}, {"name": "b", '
+                             '"root": "web", "index": "./x.json"}]',
+                             'repositories a and b have one index file'),
                             ('{"repos": 1}', 'expected a list of {name, root, index}')):
             empty = cli('repos', self.write_list(text))
             self.assertEqual((empty.returncode, empty.stderr.count('\n')), (2, 1))
