@@ -1513,7 +1513,8 @@ def load_index(path, deep=True):
                 raise IsADirectoryError
             if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
                 raise IndexProblem(f'index path is not a regular file: {path}')
-            if stat.S_ISFIFO(mode):
+            piped = stat.S_ISFIFO(mode)         # index cannot write a pipe: no advice
+            if piped:
                 os.set_blocking(handle.fileno(), True)
             data = handle.read()
     except FileNotFoundError:
@@ -1530,11 +1531,12 @@ def load_index(path, deep=True):
             raise IndexProblem(f'not a {TOOL} index, or one damaged at its start: {path} '
                                f'(index will not overwrite it: delete it or choose another '
                                f'--out)') from None
-        raise IndexProblem(f'index file is corrupt or truncated: {path} (rebuild it with: '
-                           f'{program_name()} index FOLDER --out {path})') from None
+        advice = '' if piped else \
+            f' (rebuild it with: {program_name()} index FOLDER --out {path})'
+        raise IndexProblem(f'index file is corrupt or truncated: {path}{advice}') from None
     problem = index_problem(index, deep)
     if problem:
-        ours = isinstance(index, dict) and index.get('tool') == TOOL   # index rebuilds it
+        ours = isinstance(index, dict) and index.get('tool') == TOOL and not piped
         advice = f'; rebuild it with: {program_name()} index FOLDER --out {path}' \
             if ours else ''
         raise IndexProblem(f'{path}: {problem}{advice}')
