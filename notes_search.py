@@ -2365,7 +2365,7 @@ def api_value(params, name, kind='text', default=None, low=1, high=None):
                                 + ', '.join(FLAG_WORDS))
         return FLAG_WORDS[value.lower()]
     if kind == 'number':
-        if not re.fullmatch(r'\d{1,9}', value) or int(value) < low or \
+        if not re.fullmatch(r'[0-9]{1,9}', value) or int(value) < low or \
                 (high is not None and int(value) > high):
             raise ApiError(400, f"parameter {name!r} must be a whole number from {low}"
                                 + (f' to {high}' if high is not None else ''))

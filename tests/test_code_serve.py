@@ -149,7 +149,8 @@ class ApiTests(unittest.TestCase):
                  '/api/grep?pattern=(', '/api/read?path=billing.py&start=5&end=2',
                  '/api/read?path=billing.py&start=99', '/api/search?q=tax&explain=maybe',
                  '/api/search?q=tax&q=total', '/api/grep?pattern=tax&fixed=2',
-                 '/api/search?q=%20%09', '/api/symbol?name=%20']     # blank, as the CLI says
+                 '/api/search?q=%20%09', '/api/symbol?name=%20',     # blank, as the CLI says
+                 '/api/search?q=x&top_k=%EF%BC%91']                  # a full-width 1
         for path in cases:
             with self.subTest(path=path):
                 status, document = call(path)

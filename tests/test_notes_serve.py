@@ -113,7 +113,7 @@ class NotesApiTests(unittest.TestCase):
                      f"/api/read?path={self.tmp / 'secret.md'}", '/api/read?path=nothere.md',
                      '/api/read?path=cache.md&start=3&end=1', '/api/search?q=cache&explain=2',
                      '/api/search?q=cache&q=tags', '/api/search?q=cache&top_k=1&top_k=2',
-                     '/api/search?q=%20%20'):
+                     '/api/search?q=%20%20', '/api/search?q=x&top_k=%EF%BC%91'):
             with self.subTest(path=path):
                 status, document = call(path)
                 self.assertEqual(status, 400, document)
