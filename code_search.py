@@ -10116,25 +10116,29 @@ def run_repos(args):
 
 def run_dry_run(root, options):
     """List what index would read, each file with its language and how it would be cut,
-    and what it would skip, with reasons; write nothing."""
-    included = skipped = windowed = 0
+    what it would skip (a stderr line each when indexing) and what it leaves out quietly
+    (not text, tool folders), with reasons; write nothing."""
+    included = windowed = 0
+    counts = {'skip ': 0, 'leave': 0}
     for item in walk_tree(root, options):
-        if item.reason:
-            skipped += 1
-            print(f'skip  {item.relative}: {item.reason}')
-            continue
-        try:
-            data = read_file(item.path, options.max_file_size)[0]
-            read = chunk_file(data, item.relative, hashlib.sha256(data).hexdigest())
-        except SkipFile as skip:
-            skipped += 1
-            print(f'skip  {item.relative}: {skip.reason}')
+        reason = item.reason
+        if not reason:
+            try:
+                data = read_file(item.path, options.max_file_size)[0]
+                read = chunk_file(data, item.relative, hashlib.sha256(data).hexdigest())
+            except SkipFile as skip:
+                reason = skip.reason
+        if reason:
+            what = 'leave' if item.quiet else 'skip '
+            counts[what] += 1
+            print(f"{what} {item.relative}: {reason.replace('skipped: ', '', 1)}")
             continue
         included += 1
         windowed += bool(read.note)
         how = f'{read.language}, {read.note}' if read.note else read.language
-        print(f'index {item.relative}  ({how}; {len(read.chunks)} chunks)')
-    print(f'{included} file(s) to index ({windowed} in line windows only), {skipped} skipped')
+        print(f"index {item.relative}  ({how}; {counted(len(read.chunks), 'chunk')})")
+    print(f"{included} file(s) to index ({windowed} in line windows only), {counts['skip ']} "
+          f"skipped, {counts['leave']} left out")
     return 0
 
 

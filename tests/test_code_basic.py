@@ -568,14 +568,17 @@ class WalkingTests(unittest.TestCase):
             lines = result.stdout.splitlines()
             self.assertEqual([line[len('index '):].split('  (')[0] for line in lines
                               if line.startswith('index ')], WALK_INDEXED)
-            self.assertIn('index notes.txt  (text; 1 chunks)', lines)
-            self.assertIn('index a.py  (python; 1 chunks)', lines)
-            skips = dict(re.match(r'skip\s+(.+?): (.+)$', line).groups()
-                         for line in lines if line.startswith('skip'))
+            self.assertIn('index notes.txt  (text; 1 chunk)', lines)
+            self.assertIn('index a.py  (python; 1 chunk)', lines)
+            skips = dict(re.match(r'(?:skip |leave) (.+?): (.+)$', line).groups()
+                         for line in lines if line.startswith(('skip ', 'leave ')))
             for name in ('link_file.py', '.hidden.py', '.git/', '__pycache__/', 'env1/',
                          '.hiddendir/', 'node_modules/'):
                 self.assertIn(name, skips)
-            self.assertRegex(skips['link_file.py'], r'symbolic link')
+            self.assertIn('skip  link_file.py: symbolic link (not followed)', lines)  # a line
+            self.assertIn('leave __pycache__/: tool or version-control folder', lines)  # none
+            self.assertEqual(lines[-1], '5 file(s) to index (0 in line windows only), 2 skipped, '
+                                        '11 left out')
             self.assertRegex(skips['env1/'], r'pyvenv\.cfg')
             self.assertNotIn('venv/', skips)
 

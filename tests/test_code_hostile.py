@@ -172,7 +172,7 @@ class UnreadableFileTests(HostileCase):
         self.assert_one_skip('data/cities.unknown',
                              r':1: skipped: binary file \(contains NUL bytes\)')
         dry = run_cli('index', self.root, '--out', self.out, '--dry-run')
-        self.assertIn('skip  locale/de/LC_MESSAGES/django.mo: not text (by its name)',
+        self.assertIn('leave locale/de/LC_MESSAGES/django.mo: not text (by its name)',
                       dry.stdout)
 
     def test_utf16_text_is_named_as_such(self):
