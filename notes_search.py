@@ -2114,9 +2114,10 @@ def spelled_as_indexed(files, relative):
 # --- Reading hits back: is the note still the one indexed? ----------------------------
 
 def mark_stale(search_index, hits):
-    """Mark each hit stale when its note's stat differs from the index's (stat_changed:
-    size, mtime or ctime), or the note is gone or no longer a regular file (a link is
-    never followed): one lstat per note."""
+    """Mark each hit stale when its note's text changed since indexing, or the note is
+    gone or no longer a regular file (a link is never followed): one lstat per note, and
+    a read only of a note whose size is the same but not its mtime or ctime (a `touch`
+    or `chmod` alone changes nothing)."""
     index, seen = search_index.index, {}
     for hit in hits:
         relative = hit['path']
@@ -2124,10 +2125,17 @@ def mark_stale(search_index, hits):
             record = index['files'][relative]
             if not safe_relative_path(relative):
                 raise ValueError(f'path outside the root: {relative!r}')
+            full = os.path.join(index['root'], *relative.split('/'))
             try:
-                info = os.lstat(os.path.join(index['root'], *relative.split('/')))
+                info = os.lstat(full)
                 gone = not stat.S_ISREG(info.st_mode)
-                seen[relative] = gone or stat_changed(info, record), gone
+                changed = gone or stat_changed(info, record)
+                if changed and not gone and info.st_size == record.get('size'):
+                    data = read_file(full, MAX_FILE_SIZE)[0]
+                    changed = hashlib.sha256(data).hexdigest() != record['sha256']
+                seen[relative] = changed, gone
+            except SkipFile:                    # there, but not readable now
+                seen[relative] = True, False
             except (OSError, ValueError):
                 seen[relative] = True, True
         hit['stale'], hit['gone'] = seen[relative]

@@ -554,16 +554,23 @@ class StaleHitTests(TempDirCase):
         write(self.tmp / 'notes' / 'a.md', '# A\n\nalphaword one\n')
         write(self.tmp / 'notes' / 'b.md', '# B\n\nalphaword two\n')
         write(self.tmp / 'copy.md', '# B\n\nalphaword two\n')
+        write(self.tmp / 'notes' / 'c.md', '# C\n\nalphaword three\n')
         before = (self.tmp / 'notes' / 'a.md').stat()
         run('notes', 'index', 'notes', cwd=self.tmp)
         self.assertEqual([hit['stale'] for hit in json.loads(
             run('notes', 'search', 'alphaword', '--json', cwd=self.tmp).stdout)['results']],
-                         [False, False])
+                         [False, False, False])
         write(self.tmp / 'notes' / 'a.md', '# A\n\nalphaword ONE\n')     # same size
         os.utime(self.tmp / 'notes' / 'a.md', ns=(before.st_atime_ns, before.st_mtime_ns))
         (self.tmp / 'notes' / 'b.md').unlink()
         os.symlink(self.tmp / 'copy.md', self.tmp / 'notes' / 'b.md')     # never followed
+        touched = self.tmp / 'notes' / 'c.md'       # only touched and chmod-ed
+        os.utime(touched, ns=(before.st_atime_ns, before.st_mtime_ns + 7 * 10 ** 9))
+        os.chmod(touched, 0o640)
         hits = json.loads(run('notes', 'search', 'alphaword', '--json', cwd=self.tmp).stdout)
+        self.assertIn(('c.md', False, False), [(hit['path'], hit['stale'], hit['gone'])
+                                               for hit in hits['results']])     # not changed
+        hits['results'] = [hit for hit in hits['results'] if hit['path'] != 'c.md']
         self.assertEqual(sorted((hit['path'], hit['stale'], hit['gone'])     # b.md is a link
                                 for hit in hits['results']), [('a.md', True, False),
                                                               ('b.md', True, True)])
