@@ -177,7 +177,7 @@ ONE_SHOT_HINT_SECONDS = 2.0       # slower one-shot builds suggest index + searc
 LOCK_TIMEOUT_SECONDS = 60.0
 LOCK_NOTICE_SECONDS = 1.0   # a run that waits this long for the lock says so
 WRITE_PIECE = 1 << 20       # an index is written in pieces of this many characters
-READ_PIECE = 1 << 20        # a trace is read in pieces of this many bytes
+READ_PIECE = 1 << 20        # a trace (or an MCP message too long) is read in pieces
 RACY_MTIME_NS = 2 * 10 ** 9  # files changed this close to an index run are re-hashed
 PROGRESS_INTERVAL = 0.2     # seconds between updates of the progress line
 WORKER_WATCH_SECONDS = 0.5  # how often a worker process checks that its parent lives
@@ -193,6 +193,12 @@ TRACE_MESSAGE_LIMIT = 10000  # characters of a Python exception's message kept (
 API_GREP_RESULTS = 200      # /api/grep's matches when max_results is not given
 API_GREP_LIMIT = 5000       # ... and the most it may ask for
 GREP_SECONDS = 10           # grep stops a pattern that searches one file this long
+MCP_DEFAULT_MAX_CHARS = 20000   # clients cap a tool result near 25,000 tokens
+MCP_TOP_K, MCP_TOP_K_LIMIT = 5, 50   # search_code's results: by default, at most
+MCP_SKIPPED_SHOWN = 200         # index_status's skipped files, the first ones
+MCP_GREP_RESULTS = 50           # grep_code's matches when max_results is not given
+MCP_NOTE_ROOM = 100             # of max_chars, kept for the note that says how to get the rest
+MCP_MESSAGE_LIMIT = TRACE_LIMIT  # bytes of one message (a line): a trace and its JSON
 
 SKIP_DIRS = {'.git', '.hg', '.svn', '__pycache__', 'node_modules', '.tox',
              '.mypy_cache', '.pytest_cache'}
@@ -730,7 +736,6 @@ def module_runs(code_lines, covered, line_count):
 
 # --- Chunking: Python, read with ast -----------------------------------------------
 
-NEWLINE = re.compile(r'\n')
 LINE_BREAK_BYTES = re.compile(rb'\r\n|\r|\n')
 PARSE_THREAD_LOCK = threading.Lock()    # see parse_deep
 # Definitions live only in statement lists, so the walk visits just these fields, in
@@ -1669,7 +1674,6 @@ def skip_annotations(masked, pairs, start, end):
 
 JAVA_TYPE = re.compile(r'(?<![\w$])(class|interface|enum|record|@interface)\s+(' + IDENT + ')')
 JAVA_CONSTANTS = re.compile(r'(?:\s*(?:@[\w$.]+\s*)*' + IDENT + r'\s*,)+\s*(?:@[\w$.]+\s*)*')  # A, @X B, @Y
-JAVA_MODIFIERS_ALSO = frozenset({'synchronized', 'default'})
 JAVA_KEYWORDS = frozenset('''if for while switch catch synchronized try return new throw
 else do case default assert super this'''.split())
 JAVA_STATEMENT_WORDS = frozenset('if for while switch catch try return new throw else do case '
@@ -7660,7 +7664,7 @@ def frame_function(name):
     return parts[-1] if parts else ''
 
 
-# --- Exact look-ups for agents: symbol, line, traceback --------------------------------
+# --- Exact look-ups for agents: symbol, line, outline, traceback -----------------------
 
 SYMBOL_MATCHES = ('exact', 'suffix', 'case-insensitive', 'case-insensitive suffix',
                   'default export', 'qualified', 're-exported')
@@ -7966,12 +7970,6 @@ def place_relative(place, parts):
     leading = place[1]
     return '/'.join(parts[len(leading):]) if tuple(parts[:len(leading)]) == leading \
         else None
-
-
-def match_frame_path(index, path):
-    """The indexed file a frame's path names (see frame_candidates), or None."""
-    candidates = frame_candidates(index, path)[1]
-    return candidates[0] if candidates else None
 
 
 def explain_traceback(repos, text):
@@ -8937,14 +8935,8 @@ def printable_output():
 
 MCP_VERSIONS = ('2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05')   # newest first
 MCP_BATCH_VERSIONS = ('2025-03-26', '2024-11-05')   # take JSON-RPC batches; no structuredContent
-MCP_DEFAULT_MAX_CHARS = 20000   # clients cap a tool result near 25,000 tokens
-MCP_TOP_K, MCP_TOP_K_LIMIT = 5, 50   # search_code's results: by default, at most
-MCP_SKIPPED_SHOWN = 200         # index_status's skipped files, the first ones
-MCP_GREP_RESULTS = 50           # grep_code's matches when max_results is not given
-MCP_NOTE_ROOM = 100             # of max_chars, kept for the note that says how to get the rest
 CUT_MARK = '\n... [truncated]'   # ends a code text cut to the budget
 TRUNCATED_NOTE = '\n\n[output truncated to max_chars]'
-MCP_MESSAGE_LIMIT = TRACE_LIMIT  # bytes of one message (a line): a trace and its JSON
 MCP_INSTRUCTIONS = (
     'Read a code base (Python, JavaScript, TypeScript, Java, Kotlin, Go, Rust, and other '
     'text files) without running it. Exact tools first: explain_traceback for any stack '

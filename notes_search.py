@@ -1779,7 +1779,8 @@ def idf_of(matches, total):
 
 def term_frequencies(posting):
     """({(file id, chunk): frequency}, {file id: frequency}) of one term's posting; a
-    heading word counts HEADING_WEIGHT times in each chunk under it, and once in its note."""
+    heading word counts HEADING_WEIGHT times in each chunk under it, and in its note
+    HEADING_WEIGHT times in all, not once more for each chunk."""
     chunks, notes = {}, {}
     for token, occurrences in collections.Counter(posting.split(',')).items():
         place, _, count = token.partition(':')
@@ -1851,7 +1852,8 @@ def explain_chunk(search_index, postings, fid, local):
 
 def bm25_scores(search_index, terms):
     """({(file id, chunk): BM25}, {file id: BM25}) of the chunks and notes holding any
-    of terms.  A note is scored as one text: its body words, and each heading once."""
+    of terms.  A note is scored as one text: its body words, and each heading's words
+    HEADING_WEIGHT times, not once for each chunk under it."""
     index = search_index.index
     chunk_total, note_total, chunk_average, note_average = corpus_statistics(index)
     scores, note_scores = {}, {}

@@ -139,6 +139,11 @@ def make_billing_tree(root):
         encoding='utf-8')
 
 
+def match_frame_path(index, path):
+    """The indexed file a frame's path names first (frame_candidates), or None."""
+    return (code_search.frame_candidates(index, path)[1] or [None])[0]
+
+
 # --- symbol --------------------------------------------------------------------------
 
 class SymbolCommandTests(unittest.TestCase):
@@ -834,7 +839,7 @@ class MatchFramePathTests(unittest.TestCase):
                                 'pkg/core/models.py': {}}}
 
     def test_longest_suffix_wins(self):
-        match = code_search.match_frame_path
+        match = match_frame_path
         self.assertEqual(match(self.index, '/home/alice/work/proj/b/util.py'), 'b/util.py')
         self.assertEqual(match(self.index, '/home/alice/work/proj/a/util.py'), 'a/util.py')
         self.assertEqual(match(self.index, '/home/alice/work/proj/util.py'), 'util.py')
@@ -843,14 +848,14 @@ class MatchFramePathTests(unittest.TestCase):
                          'pkg/core/models.py')
 
     def test_windows_paths(self):
-        match = code_search.match_frame_path
+        match = match_frame_path
         self.assertEqual(match(self.index, 'C:\\Users\\bob\\proj\\b\\util.py'), 'b/util.py')
         self.assertEqual(match(self.index, 'C:\\Users\\bob\\proj\\pkg\\core\\models.py'),
                          'pkg/core/models.py')
         self.assertEqual(match(self.index, 'D:/build/proj/a/util.py'), 'a/util.py')
 
     def test_inside_root_and_no_match(self):
-        match = code_search.match_frame_path
+        match = match_frame_path
         self.assertEqual(match(self.index, os.path.join(self.root, 'a', 'util.py')),
                          'a/util.py')
         self.assertIsNone(match(self.index, '/home/alice/work/proj/models.py'))
