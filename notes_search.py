@@ -2198,6 +2198,8 @@ def hits_json(question, hits):
 
 
 def hit_json(hit):
+    """A hit as every JSON output shows it; an explained one also says why it ranks
+    where it does."""
     document = {field: hit.get(field) for field in RESULT_FIELDS}
     if 'explain' in hit:
         document['explain'] = hit['explain']
