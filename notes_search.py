@@ -2977,6 +2977,7 @@ KOREAN_SPELLINGS = tuple(tuple(line.split()) for line in '''
 
 PAGE_SCRIPT = r'''
 const $ = (id) => document.getElementById(id);
+const PARTICLES = {{particles}}, MIN_STEM_SYLLABLES = {{min_stem}};
 const chosenTags = new Set();
 
 function el(tag, className, text) {
@@ -2988,9 +2989,16 @@ function el(tag, className, text) {
 
 function escapeRegex(text) { return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'); }
 
+function stripParticle(word) {        // strip_particle's rule: 캐시를 is searched as 캐시
+  if (!/^[가-힣]+$/.test(word)) return word;
+  const particle = PARTICLES.find((p) => word.endsWith(p) &&
+                                         word.length - p.length >= MIN_STEM_SYLLABLES);
+  return particle ? word.slice(0, -particle.length) : word;
+}
+
 function highlighter() {
   const words = $('q').value.toLowerCase().split(/[^\p{L}\p{N}_]+/u)
-    .filter((word) => word.length > 1);
+    .map(stripParticle).filter((word) => word.length > 1);
   return words.length ? new RegExp(words.map(escapeRegex).join('|'), 'giu') : null;
 }
 
@@ -3133,6 +3141,10 @@ document.addEventListener('keydown', (event) => {
 });
 start();
 '''
+
+PAGE_SCRIPT = PAGE_SCRIPT.replace(      # the page marks words as search reads them
+    '{{particles}}', json.dumps(sorted(KOREAN_PARTICLES, key=lambda p: (-len(p), p)))
+).replace('{{min_stem}}', str(MIN_STEM_SYLLABLES))
 
 PAGE_HTML = '''<!doctype html>
 <html lang="en">

@@ -171,6 +171,9 @@ class NotesBrowserTests(unittest.TestCase):
         self.assertIn('data-tag="backend"', english)
         korean = dom('q=%EC%BA%90%EC%8B%9C+%EB%AC%B4%ED%9A%A8%ED%99%94')
         self.assertIn('<strong class="heading"><mark>캐시</mark> <mark>무효화</mark></strong>', korean)
+        particle = dom('q=' + urllib.parse.quote('캐시를 무효화'))    # marked as searched
+        self.assertIn('<strong class="heading"><mark>캐시</mark> <mark>무효화</mark></strong>',
+                      particle)
         tagged = dom('q=trust&tag=frontend')
         self.assertIn('&lt;script&gt;document.title', tagged)
         self.assertIn('<title>notes search</title>', tagged)
