@@ -7283,6 +7283,7 @@ TIME_PREFIX = re.compile(           # a logger's or a platform's, taken off when
     r'^(?:\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?'  # time
     r'(?: [\w.-]+\[[\w.-]+\]:)?(?: +' + LOG_LEVEL + r'(?: \[[^\]]*\])?)?:? '  # app[web.1]: ERROR [main]
     r'|' + LOG_LEVEL + r': )')                                                  # INFO:
+BLOCK_NUMBER = re.compile(r' ?\d+')   # 'exception 2', 'goroutine 18': alike in fold_repeats
 QUOTE_MARGIN = re.compile(r'[ \t>]*')   # a trace indented as Markdown code, or quoted in mail
 QUOTED_LINE = re.compile(r'^[ \t]*>(?: |$)')   # one level of a mail's quote, or Markdown's
 LOG_RECORD = re.compile(r'(?:\d{4}-\d\d-\d\d|\[?\d\d:\d\d:\d\d|\[?(?:DEBUG|INFO|WARN|WARNING|ERROR|'
@@ -7977,7 +7978,7 @@ def explain_traceback(repos, text):
     definition that holds its line, in any of the repos.  When several indexed files
     match a frame's path equally well, the one whose definition there has the frame's
     function name wins; a name never moves a frame off its line."""
-    blocks = parse_traces(text)
+    blocks = fold_repeats(parse_traces(text))
     with_file = [frame for block in blocks for frame in block['frames'] if frame['file']]
     by_name = [frame_paths(repo.index) for repo in repos]
     places = [trace_places(repo.index, with_file, names)
@@ -7989,6 +7990,28 @@ def explain_traceback(repos, text):
                   for frame in block['frames']]
         explained.append(dict(block, frames=frames))
     return explained
+
+
+def fold_repeats(blocks):
+    """The blocks with each chain (a block and those its 'then' leads to) that the text
+    holds again, frame for frame and word for word, kept once: the 3,000 copies of one
+    logged error, or 100 goroutines waiting in one place, read as one, its blocks'
+    'repeats' saying how many more there were."""
+    kept, first, chain = [], {}, []
+    for block in blocks:
+        chain.append(block)
+        if block['then']:
+            continue
+        key = repr([(b['language'], BLOCK_NUMBER.sub('', b['block']), b['frames'], b['message'],
+                     b['then']) for b in chain])
+        if key in first:
+            for earlier in first[key]:
+                earlier['repeats'] += 1
+        else:
+            first[key] = [dict(b, repeats=0) for b in chain]
+            kept.extend(first[key])
+        chain = []
+    return kept + [dict(b, repeats=0) for b in chain]
 
 
 def explain_frame(repos, frame, by_name, places):
@@ -8605,7 +8628,8 @@ def traceback_json(explained):
     """explain_traceback's blocks as one JSON-ready object."""
     return {'exceptions': [{'language': block['language'], 'block': block['block'],
                             'frames': [trace_frame_json(frame) for frame in block['frames']],
-                            'message': block['message'], 'then': block['then']}
+                            'message': block['message'], 'then': block['then'],
+                            'repeats': block['repeats']}
                            for block in explained]}
 
 
@@ -8631,6 +8655,9 @@ def format_traceback(explained, full=False, with_repo=False):
             out.append(block['message'])
         if block['then']:
             out.extend(['', block['then'], ''])
+        elif block['repeats']:
+            count = block['repeats']
+            out.append(f"[Seen {count} more time{'s' * (count != 1)} in this text]")
     return '\n'.join(out) if out else 'no stack trace frames found'
 
 

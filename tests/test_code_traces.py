@@ -40,9 +40,11 @@ def program_index(case, language):
 
 def own_frames(traced):
     """The frames of trace --json output that point into the program, in order, as
-    (kind, path, line, symbol); symbol None for module level."""
+    (kind, path, line, symbol); symbol None for module level.  A block the trace holds
+    again (goroutines waiting in one place) is shown once: its frames count as often."""
     found = []
-    for block in traced['exceptions']:
+    blocks = [block for block in traced['exceptions'] for _ in range(1 + block['repeats'])]
+    for block in blocks:
         for frame in block['frames']:
             if not frame['inside_root']:
                 continue
@@ -553,6 +555,31 @@ class FrameMatchingTests(TempDirCase):
         text = cli('trace', '-', '--index', out, input=run.stderr).stdout
         self.assertIn(f'    > 2 |     return down(n + 1)\n  {repeated[0]}\nRecursionError: ',
                       text)
+
+    def test_an_error_logged_again_and_again_is_shown_once_with_its_count(self):
+        write(self.tmp / 'app' / 'job.py',
+              'import logging\n\n\ndef step(x):\n    return 1 / x\n\n\n'
+              'def chained():\n    try:\n        step(0)\n    except ZeroDivisionError as e:\n'
+              '        raise ValueError("bad step") from e\n\n\nlogging.basicConfig()\n'
+              'for i in range(50):\n    try:\n        step(0) if i % 10 else chained()\n'
+              '    except Exception:\n        logging.exception("job %d failed", i)\n')
+        out = self.tmp / 'i.json'
+        cli('index', self.tmp / 'app', '--out', out)
+        run = subprocess.run([sys.executable, str(self.tmp / 'app' / 'job.py')],
+                             capture_output=True, text=True, timeout=60, env=ENV)
+        self.assertEqual(run.stderr.count('Traceback (most recent call last)'), 55)
+        blocks = json.loads(cli('trace', '-', '--index', out, '--json', input=run.stderr)
+                            .stdout)['exceptions']
+        self.assertEqual([(b['message'], b['repeats']) for b in blocks],
+                         [('ZeroDivisionError: division by zero', 4),     # chained() ...
+                          ('ValueError: bad step', 4),                    # ... raising this
+                          ('ZeroDivisionError: division by zero', 44)])   # step(0) alone
+        self.assertTrue(blocks[0]['then'].startswith('The above exception was the direct'))
+        text = cli('trace', '-', '--index', out, input=run.stderr).stdout
+        self.assertEqual(text.count('Traceback (most recent call last)'), 3, text)
+        self.assertIn('ValueError: bad step\n[Seen 4 more times in this text]\n', text)
+        self.assertTrue(text.endswith('division by zero\n[Seen 44 more times in this text]\n'),
+                        text[-300:])
 
     def test_a_frame_without_a_line_in_a_deleted_file_says_it_is_gone(self):
         write(self.tmp / 'shop' / 'com' / 'acme' / 'Shop.java',
