@@ -141,6 +141,8 @@ METHOD_WEIGHT = 0.8         # a Python method: a question in words more often wa
 TYPE_WEIGHT = 0.7           # a type (struct, class, interface) or a constructor named after
                             # it: a question in words more often wants what does the work
 EXACT_NAME_WEIGHT = 2.0     # a definition named exactly as the question spells a name
+NAME_ONLY_WORDS = 2         # ... a type or constructor only in a question of its name and
+                            # this many more words: ArrayList에 ... 키우는 부분 asks inside it
 RERANK_DEPTH = 300          # how many leading candidates the name weights look at
 REPEATED_NAME_WEIGHT = 0.5  # a hit with the path and name of a better one (a Java overload,
                             # Rust's fmt of Display and of Debug): another answer goes first
@@ -4643,6 +4645,8 @@ JOINED_KOREAN_HEADS = frozenset(('가장', '제일', '한'))   # 가장 큰 larg
 VERB_OBJECTS = frozenset(('it', 'them', 'one', 'everything'))   # look it up (phrasal_verbs)
 NOT_PARTICLES = frozenset(('up to',))   # a preposition: lines up to a limit (phrasal_verbs)
 WORD = re.compile(r'[A-Za-z0-9_]+|[가-힣]+')
+ENGLISH_CLITIC = re.compile(r"(?<=[A-Za-z])['’](?:s|t|d|m|re|ve|ll)\b", re.I)   # a
+                        # question's object's, isn't, we'll: no terms s, t, ll
 ADVERB_ENDINGS = (('ically', ('ic', 'ical')), ('bly', ('ble',)), ('ily', ('y',)),
                   ('ly', ('',)))        # an adverb's adjectives: atomically atomic atomical
                                         # (not simply simple: multiply would be multiple)
@@ -4976,7 +4980,7 @@ def query_terms(question):
             weights[term] = max(weights.get(term, 0), weight)
             concepts.setdefault(term, concept or term)
 
-    words = WORD.findall(composed(question))
+    words = WORD.findall(composed(ENGLISH_CLITIC.sub('', question)))
     carried = [word for word in words if word in KOREAN_QUESTION_WORDS
                or strip_particle(word) in KOREAN_QUESTION_WORDS]
     words = [word for word in words if word not in carried] or words
@@ -6350,13 +6354,16 @@ def rerank_by_name(index, question, scores, top_k, file_factors, wants_tests):
     raised = raised_type(question)
     dotted = {name for name in named if '.' in name}
     in_words = not named and not PASTED.search(question)     # names nothing, pastes nothing
+    about_names = len(question_words(question)) <= NAME_ONLY_WORDS + sum(
+        len(question_words(name)) for name in named)         # 'new ArrayList', not a sentence
     insides = bool(INSIDES_QUESTION.search(question))         # private code is the answer
     leading = sorted(scores, key=lambda n: (-scores[n], n))[:max(top_k, RERANK_DEPTH)]
     entries, factors = {n: chunk_entry(index, n) for n in leading}, {}
     for n, entry in entries.items():
         symbol = entry['symbol'].lower()
-        exact = symbol.rpartition('.')[2] in named or bool(
-            dotted and dotted_names(entry['path'], symbol) & dotted)
+        exact = (symbol.rpartition('.')[2] in named or bool(
+            dotted and dotted_names(entry['path'], symbol) & dotted)) and (
+            about_names or entry['kind'] not in TYPE_LIKE_KINDS)
         applied = factors[n] = dict(file_factors.get(entry['path'], {}))
         for what, weight, holds in (('exact name', EXACT_NAME_WEIGHT, exact),
                                     ('private name', PRIVATE_NAME_WEIGHT,

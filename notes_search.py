@@ -726,6 +726,8 @@ ASCII_FOLD = bytes(code + 32 if 65 <= code <= 90
                    else 32 for code in range(256))
 WORD = re.compile(r'[가-힣]+|[^\W_가-힣]+')
 HANGUL = re.compile(r'[가-힣]+')
+ENGLISH_CLITIC = re.compile(r"(?<=[A-Za-z])['’](?:s|t|d|m|re|ve|ll)\b", re.I)   # a
+                        # question's user's, don't, we'll: no terms s, t, ll
 PARTICLE_LENGTHS = sorted({len(particle) for particle in KOREAN_PARTICLES}, reverse=True)
 
 
@@ -823,7 +825,7 @@ def query_terms(question):
     """The terms a question looks for: its words less those any question carries
     (STOP_WORDS, KOREAN_QUESTION_WORDS), or all of them when it has no other: 'which'
     looks for the note with that heading (the index keeps stop words of headings only)."""
-    terms = list(analyze(question))
+    terms = list(analyze(ENGLISH_CLITIC.sub('', question)))
     carried = STOP_WORDS.union(*(hangul_terms(word) for word in
                                  HANGUL.findall(composed(question))
                                  if strip_particle(word) in KOREAN_QUESTION_WORDS))

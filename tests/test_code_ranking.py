@@ -666,6 +666,25 @@ class TypeTests(TempDirCase):
         self.assertEqual([hit['symbol'] for hit in hits], ['LineReader.fill', 'LineReader.LineReader'])
         assert_demoted(self, hits, 'type', code_search.TYPE_WEIGHT)
 
+    def test_a_type_named_in_a_sentence_is_where_to_look_not_the_answer(self):
+        root = self.tmp / 'jutil'
+        write(root / 'ArrayList.java', (
+            'public class ArrayList {\n'
+            '    /** Constructs an empty list of elements with room for ten. */\n'
+            '    public ArrayList() { }\n'
+            '\n'
+            '    /** Increases the capacity so the list holds at least the given elements. */\n'
+            '    private void grow(int minCapacity) { }\n'
+            '}\n'))
+        asked = 'ArrayList에 요소를 추가하다가 공간이 모자라면 내부 배열 크기를 키우는 부분'
+        hits = search_tree(root, asked, 2)
+        self.assertEqual([hit['symbol'] for hit in hits], ['ArrayList.grow', 'ArrayList.ArrayList'])
+        self.assertNotIn('exact name', hits[1]['explain']['factors'])
+        for named in ('ArrayList', 'new ArrayList'):      # the name, or little more: the type
+            hit = search_tree(root, named, 1)[0]
+            self.assertEqual((hit['symbol'], hit['explain']['factors'].get('exact name')),
+                             ('ArrayList.ArrayList', code_search.EXACT_NAME_WEIGHT))
+
 
 class OverloadTests(TempDirCase):
     def test_a_typescript_function_is_found_by_its_body_not_its_overload_signatures(self):
@@ -794,6 +813,21 @@ class ConceptTests(TempDirCase):
         counted = {word['term']: word['concept'] for word in hit['explain']['words']
                    if word['counted']}
         self.assertEqual((counted['lock'], counted['mutex']), ('잠금', '뮤텍스'))
+
+    def test_an_apostrophe_s_or_t_is_no_word_to_look_for(self):
+        root = self.tmp / 'accounts'
+        write(root / 'accounts.py', (
+            'def display_name(user):\n'
+            '    """The name shown for a user."""\n'
+            '    return user.name\n'
+            '\n'
+            '\n'
+            'def swap(s, t):\n'
+            '    """Return t and s the other way round."""\n'
+            '    return t, s\n'))
+        hits = search_tree(root, "what's the user's name? it isn't shown", 5)
+        self.assertEqual([hit['symbol'] for hit in hits], ['display_name'])
+        self.assertNotIn('s', [word['term'] for word in hits[0]['explain']['words']])
 
     def test_a_korean_check_is_not_a_request_for_tests(self):
         root = self.tmp / 'zips'

@@ -34,6 +34,17 @@ class QuestionWordTests(TempDirCase):
         self.assertEqual(notes_search.query_terms('how do I invalidate the cache'),
                          notes_search.query_terms('invalidate cache'))
 
+    def test_an_apostrophe_s_or_t_is_no_word_to_look_for(self):
+        write(self.tmp / 'notes' / 'keys.md', (
+            '# Editor keys\n\nPress s to save, t to test and d to delete; m marks a line.\n'))
+        write(self.tmp / 'notes' / 'passwd.md', (
+            '# Accounts\n\nReset a forgotten user password with passwd as root.\n'))
+        run_cli(NOTES_TOOL, 'index', 'notes', cwd=self.tmp)
+        hits = self.search("reset another user's password when I don't remember it")
+        self.assertEqual([hit['path'] for hit in hits], ['passwd.md'])
+        self.assertEqual(notes_search.query_terms("a user’s password we'd reset"),
+                         ['user', 'password', 'reset'])
+
     def test_filler_words_do_not_pick_the_paragraph(self):
         write(self.tmp / 'notes' / 'rsync.md', (
             '# Backups with rsync\n\n'
