@@ -6024,7 +6024,8 @@ def collector_paused():
 
 # --- Ranking: field-weighted BM25 over the postings ------------------------------------
 
-IDENTIFIER_LIKE = re.compile(r'_|\.|[a-z][A-Z]|[A-Za-z][0-9]')
+IDENTIFIER_LIKE = re.compile(r'_|\.|[a-z][A-Z]|[A-Za-z][0-9]+[A-Za-z]')   # b64encode; not a
+                        # word and its number (float64, sha256, utf8): words of a sentence
 PRIVATE_NAME = re.compile(r'(^|\.)(_(?!_)|#)')      # _name; JavaScript's #name
 GO_UNEXPORTED_NAME = re.compile(r'(^|\.)[a-z_]')   # Go: a lowercase name is package-private
 # Folders of private code, whose definitions count as private names do: vendored copies

@@ -685,6 +685,26 @@ class TypeTests(TempDirCase):
             self.assertEqual((hit['symbol'], hit['explain']['factors'].get('exact name')),
                              ('ArrayList.ArrayList', code_search.EXACT_NAME_WEIGHT))
 
+    def test_a_word_and_its_number_is_a_word_of_the_sentence_not_a_name(self):
+        root = self.tmp / 'gosrc'
+        write(root / 'json' / 'decode.go', (
+            'package json\n\n'
+            '// A Number represents a JSON number literal.\n'
+            'type Number string\n\n'
+            '// Float64 returns the number as a float64.\n'
+            'func (n Number) Float64() (float64, error) {\n'
+            '\treturn strconv.ParseFloat(string(n), 64)\n}\n'))
+        write(root / 'strconv' / 'atof.go', (
+            'package strconv\n\n'
+            '// ParseFloat parses the string s into a float64 number.\n'
+            'func ParseFloat(s string, bitSize int) (float64, error) {\n'
+            '\treturn atof64(s)\n}\n'))
+        hits = search_tree(root, 'parse a string into a float64', 2)
+        self.assertEqual([hit['symbol'] for hit in hits], ['ParseFloat', 'Number.Float64'])
+        self.assertNotIn('exact name', hits[1]['explain']['factors'])
+        self.assertEqual(code_search.named_in_question('b64encode a float64'), {'b64encode'})
+        self.assertEqual(search_tree(root, 'Float64', 1)[0]['symbol'], 'Number.Float64')
+
 
 class OverloadTests(TempDirCase):
     def test_a_typescript_function_is_found_by_its_body_not_its_overload_signatures(self):
