@@ -9019,7 +9019,8 @@ MCP_TOOLS = {
         'path': {'type': 'string', 'minLength': 1, 'description': 'relative to the root'},
         'line': integer_schema('1-based line number'), **BUDGET}, ['path', 'line']),
     'explain_traceback': ('The indexed code behind each frame of a stack trace: Python, '
-                          'Java, Kotlin, Go, Node.js, Rust or .NET, also inside a longer log.', {
+                          'Java, Kotlin, Go, Node.js, Rust or .NET, also inside a longer log '
+                          '(a trace it holds again is shown once, with its count).', {
         'traceback': {'type': 'string', 'minLength': 1, 'maxLength': TRACE_LIMIT},
         **BUDGET}, ['traceback']),
     'file_outline': ('The definitions of a file, or of the files under a folder, in line '
