@@ -9933,10 +9933,11 @@ def question_text(text):
 
 
 def positive_int(text, least=1):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f'not a whole number: {text!r}') from None
+    """A whole number of least or more, in ASCII digits as the HTTP API takes it: not
+    int()'s ' 5', '1_0' or full-width '５'."""
+    if not re.fullmatch(r'-?[0-9]+', text):
+        raise argparse.ArgumentTypeError(f'not a whole number: {text!r}')
+    value = int(text)
     if value < least:
         raise argparse.ArgumentTypeError(f'must be {least} or more: {text!r}')
     return value

@@ -723,7 +723,7 @@ class ExitStatusTests(HostileCase):
         self.assertFalse((self.base / 'index.json.lock').exists())
 
     def test_bad_top_k(self):
-        for value in ('0', '-1', 'abc', '1.5', ''):
+        for value in ('0', '-1', 'abc', '1.5', '', ' 5', '1_0', '５'):
             with self.subTest(value=value):
                 runner = run_cli if value == '0' else run_main
                 self.assert_misuse(self.root, 'harmless', '--top-k', value, runner=runner)

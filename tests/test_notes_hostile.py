@@ -331,7 +331,7 @@ class MisuseTests(TempDirCase):
                 self.assert_one_error_line(run, contains='--index names one index')
 
     def test_bad_numbers(self):
-        for value in ('0', '-1', 'abc', '1.5', ''):
+        for value in ('0', '-1', 'abc', '1.5', '', ' 5', '1_0', '５'):
             with self.subTest(value=value):
                 run = run_cli('search', 'cache', '--top-k', value, cwd=self.tmp)
                 self.assert_one_error_line(run, contains='--top-k')
