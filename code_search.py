@@ -206,6 +206,7 @@ SKIP_DIRS = {'.git', '.hg', '.svn', '__pycache__', 'node_modules', '.tox',
              '.mypy_cache', '.pytest_cache'}
 IGNORE_FILES = ('.gitignore', '.ignore')
 LINK_REASON = 'skipped: symbolic link (not followed)'   # links are never followed
+SPECIAL_REASON = 'skipped: not a regular file'   # a FIFO, socket or device: never opened
 NOT_UTF8_REASON = 'skipped: name is not valid UTF-8'
 LINE_BREAK_REASON = 'skipped: name holds a line break'
 GONE_REASON = 'skipped: no longer there (deleted or moved)'
@@ -413,7 +414,7 @@ def walk_tree(root, options):
             except OSError:
                 regular = False
             if not regular:
-                yield Listed(relative, reason='skipped: not a regular file')
+                yield Listed(relative, reason=SPECIAL_REASON)
                 continue
             owner = entry.name.endswith('.json') and index_file_owner(entry.path)
             if owner:
@@ -482,12 +483,12 @@ def read_file(path, limit):
         if os.path.islink(path):
             raise SkipFile(LINK_REASON) from None
         if not os.path.isfile(path):
-            raise SkipFile('skipped: not a regular file') from None
+            raise SkipFile(SPECIAL_REASON) from None
         raise SkipFile(f'skipped: cannot open: {error.strerror}') from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise SkipFile('skipped: not a regular file')
+            raise SkipFile(SPECIAL_REASON)
         if info.st_size > limit:
             raise SkipFile(too_large(info.st_size, limit))
         parts, size = [], 0
@@ -8547,8 +8548,8 @@ def left_out_under(files, folder):
             continue
         reason = skipped.get(item.relative) or item.reason or \
             unindexed_reason(os.path.join(files.root, item.relative))
-        kind = 'link' if reason == LINK_REASON else \
-            'folder' if item.relative.endswith('/') else 'file'
+        kind = 'link' if reason == LINK_REASON else 'special' if reason == SPECIAL_REASON \
+            else 'folder' if item.relative.endswith('/') else 'file'
         found.append({'path': item.relative, 'type': kind, 'reason': reason})
     return found
 

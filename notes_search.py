@@ -114,6 +114,7 @@ API_TOP_K, API_TOP_K_LIMIT = 10, 100   # /api/search's results: by default, at m
 SKIP_DIRS = {'.git', '.hg', '.svn', '__pycache__', 'node_modules', '.tox',
              '.mypy_cache', '.pytest_cache'}
 LINK_REASON = 'skipped: symbolic link (not followed)'   # links are never followed
+SPECIAL_REASON = 'skipped: not a regular file'   # a FIFO, socket or device: never opened
 NOT_UTF8_REASON = 'skipped: name is not valid UTF-8'
 LINE_BREAK_REASON = 'skipped: name holds a line break'
 GONE_REASON = 'skipped: no longer there (deleted or moved)'
@@ -248,7 +249,7 @@ def walk_tree(root, options):
             except OSError:
                 regular = False
             if not regular:
-                yield Listed(relative, reason='skipped: not a regular file')
+                yield Listed(relative, reason=SPECIAL_REASON)
                 continue
             yield Listed(relative, reason=unfit) if unfit else Listed(relative, entry.path)
         pending.extend(reversed(subfolders))
@@ -306,12 +307,12 @@ def read_file(path, limit):
         if os.path.islink(path):
             raise SkipFile(LINK_REASON) from None
         if not os.path.isfile(path):
-            raise SkipFile('skipped: not a regular file') from None
+            raise SkipFile(SPECIAL_REASON) from None
         raise SkipFile(f'skipped: cannot open: {error.strerror}') from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise SkipFile('skipped: not a regular file')
+            raise SkipFile(SPECIAL_REASON)
         if info.st_size > limit:
             raise SkipFile(too_large(info.st_size, limit))
         parts, size = [], 0

@@ -567,6 +567,10 @@ class SpecialFileTests(HostileCase):
                           'fifo.py:0: skipped: not a regular file',
                           'link.py:0: skipped: symbolic link (not followed)',
                           'skipped 3 file(s)'])
+        listed = json.loads(run_cli('ls', '--all', '--index', self.out, '--json').stdout)
+        self.assertEqual({entry['path']: entry['type'] for entry in listed['entries']
+                          if entry.get('reason')},
+                         {'big.py': 'file', 'fifo.py': 'special', 'link.py': 'link'})
 
 
 @unittest.skipIf(NO_PERMISSION_TESTS, NO_PERMISSION_TESTS)
