@@ -7292,7 +7292,9 @@ TIME_PREFIX = re.compile(           # a logger's or a platform's, taken off when
     r'^(?:\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?'  # time
     r'(?: [\w.-]+\[[\w.-]+\]:)?(?: +' + LOG_LEVEL + r'(?: \[[^\]]*\])?)?:? '  # app[web.1]: ERROR [main]
     r'|' + LOG_LEVEL + r': )')                                                  # INFO:
-BLOCK_NUMBER = re.compile(r' ?\d+')   # 'exception 2', 'goroutine 18': alike in fold_repeats
+BLOCK_NUMBER = re.compile(r'(?<=^goroutine) \d+|, \d+ minutes?(?=\]$)| \d+$')   # alike in
+                        # fold_repeats: exception 2, goroutine 18 [select, 2 minutes]
+JOINED_BLOCKS = ('caused by', 'suppressed', 'cause')   # a block of the trace before it
 QUOTE_MARGIN = re.compile(r'[ \t>]*')   # a trace indented as Markdown code, or quoted in mail
 QUOTED_LINE = re.compile(r'^[ \t]*>(?: |$)')   # one level of a mail's quote, or Markdown's
 LOG_RECORD = re.compile(r'(?:\d{4}-\d\d-\d\d|\[?\d\d:\d\d:\d\d|\[?(?:DEBUG|INFO|WARN|WARNING|ERROR|'
@@ -7301,7 +7303,7 @@ LOG_RECORD = re.compile(r'(?:\d{4}-\d\d-\d\d|\[?\d\d:\d\d:\d\d|\[?(?:DEBUG|INFO|
 
 def parse_traces(text):
     """The traces in a text -> blocks in printed order, each {'language', 'block',
-    'frames': [{'file', 'line', 'name'}], 'message', 'then'}.  A block is one exception,
+    'frames': [{'file', 'line', 'name'}], 'message', 'then', 'joined'}.  A block is one exception,
     cause, suppressed exception, goroutine or panic; 'block' names it ('exception',
     'caused by 2', 'goroutine 18 [chan receive]'); 'then' is the sentence Python prints
     between it and the next; a frame's line is 0 when the trace gives none."""
@@ -7321,7 +7323,8 @@ def parse_traces(text):
     for line in lines:
         reader.line(line[len(margin):] if line.strip(' \t>') else '')
     reader.line('')
-    return [{key: block[key] for key in ('language', 'block', 'frames', 'message', 'then')}
+    return [{key: block[key] for key in ('language', 'block', 'frames', 'message', 'then',
+                                         'joined')}
             for block in reader.blocks if block['frames'] or block['message']]
 
 
@@ -7352,6 +7355,7 @@ class TraceReader:
         self.blocks, self.current, self.pending = [], None, None
         self.counts = collections.Counter()
         self.member = False     # after an exception group's '+---- N ----' line
+        self.grouped = False    # on a line inside an exception group's margin
         self.in_pytest = False  # after a pytest report's first '____ test ____' line
 
     def start(self, language, label, message=''):
@@ -7360,7 +7364,8 @@ class TraceReader:
         self.counts[family, label] += 1
         number = self.counts[family, label]
         self.current = {'language': language, 'block': label if number == 1 else
-                        f'{label} {number}', 'frames': [], 'message': message, 'then': ''}
+                        f'{label} {number}', 'frames': [], 'message': message, 'then': '',
+                        'joined': self.grouped or label in JOINED_BLOCKS}
         self.blocks.append(self.current)
 
     def in_block(self, *languages):
@@ -7391,7 +7396,8 @@ class TraceReader:
         if PYTHON_GROUP_MEMBER.match(raw):
             self.current, self.member = None, True
             return
-        python = PYTHON_GROUP_MARGIN.sub('', raw) if raw.lstrip()[:1] in '|+' else raw
+        self.grouped = raw.lstrip()[:1] in '|+'
+        python = PYTHON_GROUP_MARGIN.sub('', raw) if self.grouped else raw
         for reader in (self.pytest_line, self.python_line, self.java_line, self.go_line,
                        self.rust_line, self.node_line, self.dotnet_line):
             if reader(python if reader == self.python_line else raw):
@@ -8002,25 +8008,28 @@ def explain_traceback(repos, text):
 
 
 def fold_repeats(blocks):
-    """The blocks with each chain (a block and those its 'then' leads to) that the text
-    holds again, frame for frame and word for word, kept once: the 3,000 copies of one
-    logged error, or 100 goroutines waiting in one place, read as one, its blocks'
-    'repeats' saying how many more there were."""
-    kept, first, chain = [], {}, []
-    for block in blocks:
-        chain.append(block)
-        if block['then']:
-            continue
-        key = repr([(b['language'], BLOCK_NUMBER.sub('', b['block']), b['frames'], b['message'],
-                     b['then']) for b in chain])
+    """The blocks with each trace that the text holds again, frame for frame and word for
+    word, kept once: the 3,000 copies of one logged error, or 100 goroutines waiting in
+    one place, read as one, each of its blocks' 'repeats' saying how many more there
+    were.  A trace is a block with those joined to it: its causes, suppressed
+    exceptions and group members, and what Python's 'then' leads to."""
+    traces = []
+    for n, block in enumerate(blocks):
+        if n and (block['joined'] or blocks[n - 1]['then']):
+            traces[-1].append(block)
+        else:
+            traces.append([block])
+    kept, first = [], {}
+    for trace in traces:
+        key = repr([(b['language'], BLOCK_NUMBER.sub('', b['block']), b['frames'],
+                     b['message'], b['then']) for b in trace])
         if key in first:
             for earlier in first[key]:
                 earlier['repeats'] += 1
         else:
-            first[key] = [dict(b, repeats=0) for b in chain]
+            first[key] = [dict(b, repeats=0) for b in trace]
             kept.extend(first[key])
-        chain = []
-    return kept + [dict(b, repeats=0) for b in chain]
+    return kept
 
 
 def explain_frame(repos, frame, by_name, places):
@@ -8647,7 +8656,8 @@ def format_traceback(explained, full=False, with_repo=False):
     and TRACE_CONTEXT lines around the frame's line (full: the whole definition), then
     the block's message."""
     out = []
-    for block in explained:
+    for n, block in enumerate(explained):
+        next_joined = n + 1 < len(explained) and explained[n + 1]['joined']
         if block['language'] == 'python' and block['block'].partition(' ')[0] == 'pytest':
             out.append(f"{block['block']}:")
         elif block['language'] == 'python':
@@ -8664,7 +8674,7 @@ def format_traceback(explained, full=False, with_repo=False):
             out.append(block['message'])
         if block['then']:
             out.extend(['', block['then'], ''])
-        elif block['repeats']:
+        elif block['repeats'] and not next_joined:     # the last block of its trace
             count = block['repeats']
             out.append(f"[Seen {count} more time{'s' * (count != 1)} in this text]")
     return '\n'.join(out) if out else 'no stack trace frames found'

@@ -581,6 +581,32 @@ class FrameMatchingTests(TempDirCase):
         self.assertTrue(text.endswith('division by zero\n[Seen 44 more times in this text]\n'),
                         text[-300:])
 
+    def test_only_a_whole_trace_seen_again_is_folded(self):
+        write(self.tmp / 'app' / 'main.go', 'package main\n\nfunc worker() {\n\tselect {}\n}\n')
+        write(self.tmp / 'app' / 'App.java', 'class App {\n    void load() { }\n'
+              '    void attempt() { load(); }\n}\n')
+        out = self.tmp / 'i.json'
+        cli('index', self.tmp / 'app', '--out', out)
+        waiting = ''.join(f'goroutine {n} [chan receive{wait}]:\nmain.worker()\n'
+                          f'\t/src/app/main.go:4 +0x1d\ncreated by main.main\n'
+                          f'\t/src/app/main.go:9 +0x25\n\n'
+                          for n, wait in ((18, ', 2 minutes'), (19, ', 1 minute'), (20, '')))
+        shared = ''.join(f'java.lang.{kind}Exception: {what}\n\tat App.attempt(App.java:3)\n'
+                         'Caused by: java.io.IOException: disk full\n\tat App.load(App.java:2)\n'
+                         '\t... 1 more\n' for kind, what in (('IllegalState', 'config failed'),
+                                                            ('Runtime', 'retry failed')))
+        for text, wanted in ((waiting, [('goroutine 18 [chan receive, 2 minutes]', 2)]),
+                             (shared, [('exception', 0), ('caused by', 0), ('exception 2', 0),
+                                       ('caused by 2', 0)]),
+                             (shared * 2, [('exception', 1), ('caused by', 1),
+                                           ('exception 2', 1), ('caused by 2', 1)])):
+            blocks = json.loads(cli('trace', '-', '--index', out, '--json', input=text).stdout)[
+                'exceptions']
+            self.assertEqual([(b['block'], b['repeats']) for b in blocks], wanted)
+        text = cli('trace', '-', '--index', out, input=shared * 3).stdout
+        self.assertEqual(text.count('[Seen 2 more times in this text]'), 2, text)
+        self.assertIn('disk full\n[Seen 2 more times in this text]\njava exception 2:', text)
+
     def test_a_frame_without_a_line_in_a_deleted_file_says_it_is_gone(self):
         write(self.tmp / 'shop' / 'com' / 'acme' / 'Shop.java',
               'package com.acme;\n\npublic class Shop {\n    int total() {\n        return 1;\n'
