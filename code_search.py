@@ -4646,7 +4646,7 @@ JOINED_KOREAN_HEADS = frozenset(('가장', '제일', '한'))   # 가장 큰 larg
 VERB_OBJECTS = frozenset(('it', 'them', 'one', 'everything'))   # look it up (phrasal_verbs)
 NOT_PARTICLES = frozenset(('up to',))   # a preposition: lines up to a limit (phrasal_verbs)
 WORD = re.compile(r'[A-Za-z0-9_]+|[가-힣]+')
-ENGLISH_CLITIC = re.compile(r"(?<=[A-Za-z])['’](?:s|t|d|m|re|ve|ll)\b", re.I)   # a
+ENGLISH_CLITIC = re.compile(r"(?<=[A-Za-z])['’](?:s|t|d|m|re|ve|ll)\b(?!['’=])", re.I)   # a
                         # question's object's, isn't, we'll: no terms s, t, ll
 ADVERB_ENDINGS = (('ically', ('ic', 'ical')), ('bly', ('ble',)), ('ily', ('y',)),
                   ('ly', ('',)))        # an adverb's adjectives: atomically atomic atomical
@@ -6356,8 +6356,9 @@ def rerank_by_name(index, question, scores, top_k, file_factors, wants_tests):
     raised = raised_type(question)
     dotted = {name for name in named if '.' in name}
     in_words = not named and not PASTED.search(question)     # names nothing, pastes nothing
-    about_names = len(question_words(question)) <= NAME_ONLY_WORDS + sum(
-        len(question_words(name)) for name in named)         # 'new ArrayList', not a sentence
+    spelled = re.sub(r'<[^<>]*>|\([^()]*\)', ' ', ENGLISH_CLITIC.sub('', question))
+    about_names = len(question_words(spelled)) <= NAME_ONLY_WORDS + sum(
+        len(question_words(name)) for name in named)   # new ArrayList<String>(), not a sentence
     insides = bool(INSIDES_QUESTION.search(question))         # private code is the answer
     leading = sorted(scores, key=lambda n: (-scores[n], n))[:max(top_k, RERANK_DEPTH)]
     entries, factors = {n: chunk_entry(index, n) for n in leading}, {}
@@ -9946,7 +9947,7 @@ def question_text(text):
 def positive_int(text, least=1):
     """A whole number of least or more, in ASCII digits as the HTTP API takes it: not
     int()'s ' 5', '1_0' or full-width '５'."""
-    if not re.fullmatch(r'-?[0-9]+', text):
+    if not re.fullmatch(r'-?[0-9]{1,18}', text):
         raise argparse.ArgumentTypeError(f'not a whole number: {text!r}')
     value = int(text)
     if value < least:
@@ -10329,7 +10330,7 @@ def run_serve(args):
 
 
 def port_number(text):
-    if not text.isdigit() or int(text) > 65535:
+    if not re.fullmatch(r'[0-9]{1,5}', text) or int(text) > 65535:
         raise argparse.ArgumentTypeError(f'not a port number (0-65535): {text!r}')
     return int(text)
 

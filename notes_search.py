@@ -727,7 +727,7 @@ ASCII_FOLD = bytes(code + 32 if 65 <= code <= 90
                    else 32 for code in range(256))
 WORD = re.compile(r'[가-힣]+|[^\W_가-힣]+')
 HANGUL = re.compile(r'[가-힣]+')
-ENGLISH_CLITIC = re.compile(r"(?<=[A-Za-z])['’](?:s|t|d|m|re|ve|ll)\b", re.I)   # a
+ENGLISH_CLITIC = re.compile(r"(?<=[A-Za-z])['’](?:s|t|d|m|re|ve|ll)\b(?!['’=])", re.I)   # a
                         # question's user's, don't, we'll: no terms s, t, ll
 PARTICLE_LENGTHS = sorted({len(particle) for particle in KOREAN_PARTICLES}, reverse=True)
 
@@ -2742,7 +2742,7 @@ def question_text(text):
 def positive_int(text, least=1):
     """A whole number of least or more, in ASCII digits as the HTTP API takes it: not
     int()'s ' 5', '1_0' or full-width '５'."""
-    if not re.fullmatch(r'-?[0-9]+', text):
+    if not re.fullmatch(r'-?[0-9]{1,18}', text):
         raise argparse.ArgumentTypeError(f'not a whole number: {text!r}')
     value = int(text)
     if value < least:
@@ -2867,7 +2867,7 @@ def index_loader(path):
 
 
 def port_number(text):
-    if not text.isdigit() or int(text) > 65535:
+    if not re.fullmatch(r'[0-9]{1,5}', text) or int(text) > 65535:
         raise argparse.ArgumentTypeError(f'not a port number (0-65535): {text!r}')
     return int(text)
 

@@ -680,7 +680,8 @@ class TypeTests(TempDirCase):
         hits = search_tree(root, asked, 2)
         self.assertEqual([hit['symbol'] for hit in hits], ['ArrayList.grow', 'ArrayList.ArrayList'])
         self.assertNotIn('exact name', hits[1]['explain']['factors'])
-        for named in ('ArrayList', 'new ArrayList'):      # the name, or little more: the type
+        for named in ('ArrayList', 'new ArrayList', "ArrayList's constructor",
+                      'new ArrayList<Map<String, Integer>>(16)'):   # the name, or little more
             hit = search_tree(root, named, 1)[0]
             self.assertEqual((hit['symbol'], hit['explain']['factors'].get('exact name')),
                              ('ArrayList.ArrayList', code_search.EXACT_NAME_WEIGHT))

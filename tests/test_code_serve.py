@@ -279,7 +279,8 @@ class ServeCommandTests(unittest.TestCase):
         tmp = Path(tempfile.mkdtemp())
         self.addCleanup(shutil.rmtree, tmp, True)
         self.assertEqual(cli('serve', '--index', tmp / 'missing.json').returncode, 2)
-        self.assertEqual(cli('serve', '--port', '99999').returncode, 2)
+        for port in ('99999', '５', '²', '0' * 20 + '80'):     # ASCII digits, as a URL's
+            self.assertEqual(cli('serve', '--port', port).returncode, 2, port)
         make_repos(tmp)
         server = Server(self, '--index', tmp / 'api.json', '--host', '0.0.0.0')
         self.assertIn(b'warning: serving on 0.0.0.0', server.stderr())

@@ -44,6 +44,8 @@ class QuestionWordTests(TempDirCase):
         self.assertEqual([hit['path'] for hit in hits], ['passwd.md'])
         self.assertEqual(notes_search.query_terms("a user’s password we'd reset"),
                          ['user', 'password', 'reset'])
+        self.assertEqual(notes_search.query_terms("echo b'd' f's={s}'"),    # code: kept
+                         ['echo', 'b', 'd', 'f', 's'])
 
     def test_filler_words_do_not_pick_the_paragraph(self):
         write(self.tmp / 'notes' / 'rsync.md', (
