@@ -7304,10 +7304,12 @@ LOG_RECORD = re.compile(r'(?:\d{4}-\d\d-\d\d|\[?\d\d:\d\d:\d\d|\[?(?:DEBUG|INFO|
 
 def parse_traces(text):
     """The traces in a text -> blocks in printed order, each {'language', 'block',
-    'frames': [{'file', 'line', 'name'}], 'message', 'then', 'joined'}.  A block is one exception,
-    cause, suppressed exception, goroutine or panic; 'block' names it ('exception',
-    'caused by 2', 'goroutine 18 [chan receive]'); 'then' is the sentence Python prints
-    between it and the next; a frame's line is 0 when the trace gives none."""
+    'frames': [{'file', 'line', 'name'}], 'message', 'then', 'joined'}.  A block is one
+    exception, cause, suppressed exception, goroutine or panic; 'block' names it
+    ('exception', 'caused by 2', 'goroutine 18 [chan receive]'); 'then' is the sentence
+    Python prints between it and the next; 'joined' says it belongs to the trace before
+    it (a cause, a suppressed exception, a group's member); a frame's line is 0 when the
+    trace gives none."""
     reader = TraceReader()
     if '\x1b' in text:                          # coloured: pytest --color=yes, a CI log
         text = TERMINAL_CODES.sub('', text)
