@@ -10161,8 +10161,7 @@ def run_dry_run(root, options):
     """List what index would read, each file with its language and how it would be cut,
     what it would skip (a stderr line each when indexing) and what it leaves out quietly
     (not text, tool folders), with reasons; write nothing."""
-    included = windowed = 0
-    counts = {'skip ': 0, 'leave': 0}
+    included = windowed = skipped = left = 0
     for item in walk_tree(root, options):
         reason = item.reason
         if not reason:
@@ -10172,16 +10171,16 @@ def run_dry_run(root, options):
             except SkipFile as skip:
                 reason = skip.reason
         if reason:
-            what = 'leave' if item.quiet else 'skip '
-            counts[what] += 1
-            print(f"{what} {item.relative}: {reason.replace('skipped: ', '', 1)}")
+            left, skipped = left + item.quiet, skipped + (not item.quiet)
+            print(f"{'leave' if item.quiet else 'skip '} {item.relative}: "
+                  f"{reason.replace('skipped: ', '', 1)}")
             continue
         included += 1
         windowed += bool(read.note)
         how = f'{read.language}, {read.note}' if read.note else read.language
         print(f"index {item.relative}  ({how}; {counted(len(read.chunks), 'chunk')})")
-    print(f"{included} file(s) to index ({windowed} in line windows only), {counts['skip ']} "
-          f"skipped, {counts['leave']} left out")
+    print(f"{included} file(s) to index ({windowed} in line windows only), {skipped} "
+          f"skipped, {left} left out")
     return 0
 
 

@@ -2136,7 +2136,7 @@ def mark_stale(search_index, hits):
                 gone = not stat.S_ISREG(info.st_mode)
                 changed = gone or stat_changed(info, record)
                 if changed and not gone and info.st_size == record.get('size'):
-                    data = read_file(full, MAX_FILE_SIZE)[0]
+                    data = read_file(full, info.st_size)[0]   # whatever --max-file-size was
                     changed = hashlib.sha256(data).hexdigest() != record['sha256']
                 seen[relative] = changed, gone
             except SkipFile:                    # there, but not readable now

@@ -495,6 +495,19 @@ class CliTests(NotesCase):
                                    cwd=self.tmp).stdout)
         self.assertEqual(empty, {'query': '우주선', 'results': []})
 
+    def test_a_touched_note_larger_than_the_default_limit_is_not_stale(self):
+        big = self.tmp / 'big' / 'big.md'
+        big.parent.mkdir()
+        big.write_text('# Big\n\n' + 'zebracorn filler words here.\n\n' * 400000, 'utf-8')
+        self.assertGreater(big.stat().st_size, ns.MAX_FILE_SIZE)
+        run = run_cli('index', 'big', '--out', 'big.json', '--max-file-size',
+                      str(2 * ns.MAX_FILE_SIZE), cwd=self.tmp)
+        self.assertEqual((run.returncode, run.stderr), (0, ''))
+        os.utime(big, ns=(10 ** 18, 10 ** 18))              # a touch: the text is the same
+        found = json.loads(run_cli('search', 'zebracorn', '--index', 'big.json', '--json',
+                                   '--top-k', '1', cwd=self.tmp).stdout)['results']
+        self.assertEqual([(hit['path'], hit['stale']) for hit in found], [('big.md', False)])
+
     def test_tags_command(self):
         run_cli('index', 'notes', cwd=self.tmp)
         run = run_cli('tags', cwd=self.tmp)
